@@ -1,0 +1,264 @@
+//! `doctor`: does this machine or container give us NUMA control?
+//!
+//! Each check reports pass, fail or unavailable with its reason. The
+//! placement checks do not trust return codes alone: they place a small
+//! buffer on every allowed node and ask the kernel where its pages landed,
+//! and pin a thread to every node and ask where it runs. The doctor reads
+//! and tries; it never changes system settings.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use numakit_topology::{NodeId, NodeSet, Topology};
+
+use crate::buffer::NodeBuffer;
+use crate::error::PlacementError;
+use crate::pages::PageLocation;
+use crate::placer::{current_affinity, current_cpu, PlacementMode, Placer};
+use crate::policy::{MemPolicy, Placement};
+use crate::sys;
+
+/// The verdict of one check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pass,
+    Fail,
+    /// The system does not offer what the check needs (e.g. EPERM in a
+    /// container, or a single-node machine for a multi-node check).
+    Unavailable,
+}
+
+/// One check and its reason.
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub status: Status,
+    pub detail: String,
+}
+
+/// All checks.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub checks: Vec<Check>,
+    pub passed: usize,
+    pub failed: usize,
+    pub unavailable: usize,
+}
+
+impl Report {
+    /// Whether no check failed.
+    pub fn ok(&self) -> bool {
+        self.failed == 0
+    }
+}
+
+/// Bytes placed per node by the verification checks (a few pages).
+const PROBE_BYTES: usize = 256 << 10;
+
+/// Runs every check against `topology` (normally the discovered one).
+pub fn run(topology: Arc<Topology>) -> Report {
+    let placer = Placer::new(topology.clone(), PlacementMode::Strict);
+    let mut checks = vec![
+        nodes_check(&topology),
+        thp_check(),
+        balancing_check(),
+        syscall_check("mbind", mbind_works(&placer)),
+        syscall_check("set_mempolicy", set_mempolicy_works(&placer)),
+        syscall_check("move_pages", move_pages_works()),
+    ];
+    for node in topology.memory_nodes() {
+        checks.push(placed_buffer_check(&placer, node));
+    }
+    checks.push(interleave_check(&placer));
+    for node in topology.compute_nodes() {
+        checks.push(pinning_check(&placer, node));
+    }
+    let count = |s| checks.iter().filter(|c| c.status == s).count();
+    Report {
+        passed: count(Status::Pass),
+        failed: count(Status::Fail),
+        unavailable: count(Status::Unavailable),
+        checks,
+    }
+}
+
+fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> Check {
+    Check {
+        name: name.into(),
+        status,
+        detail: detail.into(),
+    }
+}
+
+fn nodes_check(topo: &Topology) -> Check {
+    let detail = format!(
+        "{} node(s) [{}], {} CPU(s); allowed CPUs {}, allowed memory nodes {}",
+        topo.nodes.len(),
+        topo.node_ids(),
+        topo.cpus.len(),
+        topo.allowed.cpus,
+        topo.allowed.nodes
+    );
+    if topo.compute_nodes().is_empty() || topo.memory_nodes().is_empty() {
+        return check("nodes", Status::Fail, format!("{detail}: nothing usable"));
+    }
+    check("nodes", Status::Pass, detail)
+}
+
+fn read_setting(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+fn thp_check() -> Check {
+    match read_setting("/sys/kernel/mm/transparent_hugepage/enabled") {
+        None => check("transparent_huge_pages", Status::Unavailable, "THP not configured in this kernel"),
+        Some(text) => {
+            let mode = text
+                .split_whitespace()
+                .find(|w| w.starts_with('['))
+                .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+                .unwrap_or(text);
+            let advice = match mode.as_str() {
+                "always" => "numakit buffers opt out with MADV_NOHUGEPAGE unless huge pages are asked for, so a neighbour's 2 MiB fault cannot misplace them",
+                "madvise" => "huge pages only where asked (numakit --huge-pages)",
+                _ => "huge pages unavailable; placement is per 4 KiB page",
+            };
+            check("transparent_huge_pages", Status::Pass, format!("mode {mode}: {advice}"))
+        }
+    }
+}
+
+fn balancing_check() -> Check {
+    match read_setting("/proc/sys/kernel/numa_balancing").as_deref() {
+        None => check("numa_balancing", Status::Unavailable, "kernel has no automatic NUMA balancing"),
+        Some("0") => check("numa_balancing", Status::Pass, "off: pages stay where numakit puts them"),
+        Some(v) => check(
+            "numa_balancing",
+            Status::Pass,
+            format!("on ({v}): the kernel may migrate pages and tasks behind numakit's back; consider `sysctl kernel.numa_balancing=0` for measurements"),
+        ),
+    }
+}
+
+fn syscall_check(name: &str, result: Result<String, PlacementError>) -> Check {
+    match result {
+        Ok(detail) => check(name, Status::Pass, detail),
+        Err(e) if e.is_refusal() => check(name, Status::Unavailable, e.to_string()),
+        Err(e) => check(name, Status::Fail, e.to_string()),
+    }
+}
+
+fn first_memory_node(placer: &Placer) -> Result<NodeId, PlacementError> {
+    placer
+        .topology()
+        .memory_nodes()
+        .first()
+        .copied()
+        .ok_or(PlacementError::NoMemoryOnNode { node: 0 })
+}
+
+fn mbind_works(placer: &Placer) -> Result<String, PlacementError> {
+    let node = first_memory_node(placer)?;
+    let len = sys::page_size() * 4;
+    let base = sys::map_anonymous(len, false).map_err(|e| PlacementError::from_os("mmap", e, None, len))?;
+    let result = sys::mbind(base, len, sys::MPOL_BIND, &NodeSet::single(node), 0)
+        .map_err(|e| PlacementError::from_os("mbind", e, Some(node), len));
+    // SAFETY: `base` is the mapping made above, never handed out.
+    if let Err(e) = unsafe { sys::unmap(base, len) } {
+        log::debug!("munmap failed: {e}");
+    }
+    result.map(|()| format!("bound a region to node {node}"))
+}
+
+fn set_mempolicy_works(placer: &Placer) -> Result<String, PlacementError> {
+    let node = first_memory_node(placer)?;
+    let placer = placer.clone();
+    std::thread::spawn(move || {
+        placer.set_thread_policy(&MemPolicy::Preferred(node))?;
+        placer.set_thread_policy(&MemPolicy::Default)?;
+        Ok(format!("set and reset a thread policy (preferred node {node})"))
+    })
+    .join()
+    .unwrap_or(Err(PlacementError::EmptyCpuSet))
+}
+
+fn move_pages_works() -> Result<String, PlacementError> {
+    let probe = vec![1u8; sys::page_size()];
+    let locations = crate::pages::page_locations(probe.as_ptr(), probe.len())?;
+    match locations.first() {
+        Some(PageLocation::Node(n)) => Ok(format!("a heap page reports node {n}")),
+        other => Err(PlacementError::Os {
+            call: "move_pages",
+            source: std::io::Error::other(format!("query returned {other:?}")),
+        }),
+    }
+}
+
+fn placed_buffer_check(placer: &Placer, node: NodeId) -> Check {
+    let name = format!("place_on_node_{node}");
+    let buffer = match NodeBuffer::<u8>::new(placer, PROBE_BYTES, Placement::OnNode(node)) {
+        Ok(b) => b,
+        Err(e) => return syscall_check(&name, Err(e)),
+    };
+    match buffer.page_locations() {
+        Err(e) => syscall_check(&name, Err(e)),
+        Ok(locs) => {
+            let on_node = locs.iter().filter(|l| **l == PageLocation::Node(node)).count();
+            let status = if on_node == locs.len() { Status::Pass } else { Status::Fail };
+            let detail = format!("{on_node}/{} pages of a bound, first-touched buffer on node {node}; per node {:?}", locs.len(), buffer.pages_per_node().unwrap_or_default());
+            check(name, status, detail)
+        }
+    }
+}
+
+fn interleave_check(placer: &Placer) -> Check {
+    let nodes: NodeSet = placer.topology().memory_nodes().into_iter().collect();
+    if nodes.len() < 2 {
+        return check("interleave", Status::Unavailable, "one memory node: nothing to interleave over");
+    }
+    let pages = nodes.len() * 8;
+    let buffer = match NodeBuffer::<u8>::new(placer, pages * sys::page_size(), Placement::Interleave(nodes.clone())) {
+        Ok(b) => b,
+        Err(e) => return syscall_check("interleave", Err(e)),
+    };
+    match buffer.pages_per_node() {
+        Err(e) => syscall_check("interleave", Err(e)),
+        Ok(counts) => {
+            let even = nodes.iter().all(|n| counts.get(&n) == Some(&8));
+            let status = if even { Status::Pass } else { Status::Fail };
+            check("interleave", status, format!("{pages} pages over nodes {nodes}: {counts:?}"))
+        }
+    }
+}
+
+fn pinning_check(placer: &Placer, node: NodeId) -> Check {
+    let name = format!("pin_to_node_{node}");
+    let expected = match placer.cpus_of_node(node) {
+        Ok(c) => c,
+        Err(e) => return check(name, Status::Fail, e.to_string()),
+    };
+    let worker = placer.clone();
+    let observed = std::thread::spawn(move || {
+        worker.pin_to_node(node)?;
+        let mask = current_affinity()?;
+        let mut seen = Vec::new();
+        for _ in 0..20 {
+            seen.push(current_cpu()?);
+            std::thread::yield_now();
+        }
+        Ok::<_, PlacementError>((mask, seen))
+    })
+    .join()
+    .unwrap_or(Err(PlacementError::EmptyCpuSet));
+    match observed {
+        Err(e) => syscall_check(&name, Err(e)),
+        Ok((mask, seen)) => {
+            let stray: Vec<_> = seen.iter().filter(|(cpu, _)| !expected.contains(*cpu)).collect();
+            let wrong_node = seen.iter().any(|(_, n)| *n != node);
+            let status = if mask == expected && stray.is_empty() && !wrong_node { Status::Pass } else { Status::Fail };
+            check(name, status, format!("affinity {mask} (expected {expected}); ran on CPUs {:?}", seen.iter().map(|(c, _)| *c).collect::<Vec<_>>()))
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The raw system calls behind placement, and nothing else.
+//!
+//! Every `unsafe` block of the placement layer lives here, each with a
+//! `// SAFETY:` note; the functions exported are safe to call and return
+//! `std::io::Error` carrying the kernel's errno. They do not validate node
+//! ids against a topology or decide policies: `policy`, `pin` and `buffer`
+//! do that. Linux only (glibc or musl through the `libc` crate), so that no
+//! system NUMA library is needed.
+
+use std::io;
+
+use numakit_topology::IdSet;
+
+/// Kernel memory-policy modes (`include/uapi/linux/mempolicy.h`).
+pub const MPOL_DEFAULT: i32 = 0;
+pub const MPOL_PREFERRED: i32 = 1;
+pub const MPOL_BIND: i32 = 2;
+pub const MPOL_INTERLEAVE: i32 = 3;
+pub const MPOL_LOCAL: i32 = 4;
+/// `mbind` flag: fail when existing pages do not follow the policy.
+pub const MPOL_MF_STRICT: u32 = 1;
+/// `mbind`/`move_pages` flag: move pages that are mapped only by us.
+pub const MPOL_MF_MOVE: u32 = 1 << 1;
+/// `get_mempolicy` flags.
+const MPOL_F_NODE: u64 = 1;
+const MPOL_F_ADDR: u64 = 1 << 1;
+
+/// The size of a base page.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if size > 0 {
+        size as usize
+    } else {
+        4096
+    }
+}
+
+/// Node mask words and the `maxnode` argument the kernel expects for them.
+/// The kernel reads `maxnode - 1` bits, so one more than the bit count.
+fn mask_args(nodes: &IdSet) -> (Vec<u64>, u64) {
+    let mut words = nodes.as_words().to_vec();
+    if words.is_empty() {
+        words.push(0);
+    }
+    let maxnode = words.len() as u64 * 64 + 1;
+    (words, maxnode)
+}
+
+fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Restricts the calling thread to `cpus`.
+pub fn set_thread_affinity(cpus: &IdSet) -> io::Result<()> {
+    let words = cpus.as_words();
+    if words.is_empty() {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: the pointer and byte length describe `words`, which lives for
+    // the whole call; the kernel only reads it. pid 0 is the calling thread.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setaffinity,
+            0,
+            std::mem::size_of_val(words),
+            words.as_ptr(),
+        )
+    };
+    check(ret).map(drop)
+}
+
+/// The calling thread's affinity mask.
+pub fn thread_affinity() -> io::Result<IdSet> {
+    let mut words = vec![0u64; 16];
+    loop {
+        // SAFETY: the kernel writes at most `size_of_val(words)` bytes into
+        // the buffer we own; on EINVAL (mask too small) we grow and retry.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_sched_getaffinity,
+                0,
+                std::mem::size_of_val(words.as_slice()),
+                words.as_mut_ptr(),
+            )
+        };
+        match check(ret) {
+            Ok(written) => {
+                words.truncate((written as usize).div_ceil(8));
+                return Ok(IdSet::from_words(words));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && words.len() < 4096 => {
+                words.resize(words.len() * 2, 0)
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The CPU and node the calling thread runs on right now.
+pub fn current_cpu_and_node() -> io::Result<(u32, u32)> {
+    let (mut cpu, mut node) = (0u32, 0u32);
+    // SAFETY: getcpu writes one u32 to each of the two pointers, both point
+    // to locals that outlive the call; the third argument is unused (NULL).
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_getcpu,
+            &mut cpu as *mut u32,
+            &mut node as *mut u32,
+            std::ptr::null_mut::<libc::c_void>(),
+        )
+    };
+    check(ret).map(|_| (cpu, node))
+}
+
+/// Sets the calling thread's memory policy.
+pub fn set_mempolicy(mode: i32, nodes: &IdSet) -> io::Result<()> {
+    let (words, maxnode) = mask_args(nodes);
+    let (ptr, maxnode) = if nodes.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        (words.as_ptr(), maxnode)
+    };
+    // SAFETY: `ptr` is NULL or points to `words`, which holds
+    // `maxnode - 1` bits and lives through the call; the kernel only reads it.
+    let ret = unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, maxnode) };
+    check(ret).map(drop)
+}
+
+/// Sets the memory policy of `len` bytes at `addr` (page aligned).
+pub fn mbind(addr: *mut u8, len: usize, mode: i32, nodes: &IdSet, flags: u32) -> io::Result<()> {
+    let (words, maxnode) = mask_args(nodes);
+    let (ptr, maxnode) = if nodes.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        (words.as_ptr(), maxnode)
+    };
+    // SAFETY: mbind only changes the policy of the range (and, with
+    // MPOL_MF_MOVE, moves pages without changing their contents); it never
+    // writes through `addr`. The mask pointer is NULL or valid as above. A
+    // range that is not mapped makes the kernel return EFAULT/ENOMEM.
+    let ret = unsafe {
+        libc::syscall(libc::SYS_mbind, addr, len, mode, ptr, maxnode, flags)
+    };
+    check(ret).map(drop)
+}
+
+/// The node that holds the page containing `addr` (faulting it in if it was
+/// never touched, as `get_mempolicy(MPOL_F_NODE|MPOL_F_ADDR)` does).
+pub fn node_of_address(addr: *const u8) -> io::Result<u32> {
+    let mut node: libc::c_int = 0;
+    // SAFETY: the kernel writes one int to `node`, a local; the mask pointer
+    // is NULL with maxnode 0; `addr` is only looked up, not dereferenced by us.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            &mut node as *mut libc::c_int,
+            std::ptr::null_mut::<u64>(),
+            0u64,
+            addr,
+            MPOL_F_NODE | MPOL_F_ADDR,
+        )
+    };
+    check(ret).map(|_| node as u32)
+}
+
+/// `move_pages` for the calling process: with `targets` it moves each page
+/// to its target node, without it it only reports where each page is. Each
+/// status entry becomes a node id or a negative errno (`-ENOENT`: not yet
+/// touched).
+pub fn move_pages(pages: &[*mut u8], targets: Option<&[i32]>, status: &mut [i32]) -> io::Result<()> {
+    if status.len() != pages.len() || targets.is_some_and(|t| t.len() != pages.len()) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let nodes_ptr = targets.map_or(std::ptr::null(), |t| t.as_ptr());
+    // SAFETY: `pages`, `targets` and `status` all hold `pages.len()`
+    // entries (checked above) and outlive the call; the kernel reads the
+    // first two and writes only `status`. Page contents are not changed.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_move_pages,
+            0,
+            pages.len() as libc::c_ulong,
+            pages.as_ptr(),
+            nodes_ptr,
+            status.as_mut_ptr(),
+            MPOL_MF_MOVE as libc::c_int,
+        )
+    };
+    check(ret).map(drop)
+}
+
+/// Maps `len` bytes of zeroed anonymous memory, optionally from the
+/// hugetlbfs pool.
+pub fn map_anonymous(len: usize, hugetlb: bool) -> io::Result<*mut u8> {
+    let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+    if hugetlb {
+        flags |= libc::MAP_HUGETLB;
+    }
+    // SAFETY: a fresh anonymous private mapping at an address the kernel
+    // chooses cannot alias any existing Rust object.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ptr.cast())
+    }
+}
+
+/// Unmaps a range obtained from [`map_anonymous`].
+///
+/// # Safety
+/// `addr..addr+len` must be (part of) a mapping made by [`map_anonymous`]
+/// that no live reference points into.
+pub unsafe fn unmap(addr: *mut u8, len: usize) -> io::Result<()> {
+    // SAFETY: the caller guarantees the range is ours and unreferenced.
+    let ret = unsafe { libc::munmap(addr.cast(), len) };
+    check(ret as libc::c_long).map(drop)
+}
+
+/// Asks for (`true`) or forbids (`false`) transparent huge pages in a
+/// mapped range.
+pub fn advise_huge_pages(addr: *mut u8, len: usize, want: bool) -> io::Result<()> {
+    let advice = if want {
+        libc::MADV_HUGEPAGE
+    } else {
+        libc::MADV_NOHUGEPAGE
+    };
+    // SAFETY: MADV_HUGEPAGE and MADV_NOHUGEPAGE change only how future
+    // faults are served, never the contents of the range.
+    let ret = unsafe { libc::madvise(addr.cast(), len, advice) };
+    check(ret as libc::c_long).map(drop)
+}

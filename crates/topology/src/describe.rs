@@ -1,0 +1,374 @@
+//! Described machines: a topology written down instead of discovered.
+//!
+//! A description (JSON, see [`MachineDescription`]) names nodes, their cores,
+//! memory and bandwidth, the cache hierarchy and the interconnect links. It
+//! is how numakit reasons about machines it does not run on: the papers'
+//! servers (see [`crate::presets`]) or a user's cluster node measured by the
+//! probe. CPU ids of a described machine are synthetic: node-major, then
+//! core, then hardware thread. This module only converts; it never touches
+//! the running system.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, TopologyError};
+use crate::idset::{CpuSet, IdSet};
+use crate::model::{
+    hop_count, Allowed, Cache, CacheKind, Cpu, Link, Node, NodeId, Origin, Topology,
+};
+use crate::sysfs::{DEFAULT_LOCAL_DISTANCE, DEFAULT_REMOTE_DISTANCE};
+
+/// The JSON form of a described machine (version 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineDescription {
+    pub name: String,
+    pub description: String,
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_ghz: Option<f64>,
+    pub nodes: Vec<NodeDescription>,
+    #[serde(default)]
+    pub caches: Vec<CacheDescription>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distances: Option<Vec<Vec<u32>>>,
+    #[serde(default)]
+    pub links: Vec<LinkDescription>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One node of a described machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeDescription {
+    pub id: NodeId,
+    pub socket: u32,
+    /// Physical cores (0 for a memory-only node).
+    pub cores: u32,
+    pub threads_per_core: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_gib: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bandwidth_gbs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_latency_ns: Option<f64>,
+}
+
+/// Which CPUs share one instance of a described cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SharedBy {
+    Thread,
+    Core,
+    Node,
+    Socket,
+}
+
+/// One level of the cache hierarchy (the same on every node).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheDescription {
+    pub level: u8,
+    pub kind: CacheKind,
+    pub size_kib: u64,
+    pub shared_by: SharedBy,
+}
+
+/// An undirected interconnect link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkDescription {
+    pub a: NodeId,
+    pub b: NodeId,
+    pub bandwidth_gbs: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<f64>,
+}
+
+impl MachineDescription {
+    /// Parses a description; `origin` names it in errors (a path or preset).
+    pub fn from_json(text: &str, origin: &str) -> Result<Self> {
+        let desc: Self = serde_json::from_str(text).map_err(|e| TopologyError::BadDescription {
+            origin: origin.to_string(),
+            why: e.to_string(),
+        })?;
+        desc.validate(origin)?;
+        Ok(desc)
+    }
+
+    /// Checks what JSON types alone cannot: unique ids, links between known
+    /// nodes, a square distance matrix, positive sizes.
+    pub fn validate(&self, origin: &str) -> Result<()> {
+        let bad = |why: String| TopologyError::BadDescription {
+            origin: origin.to_string(),
+            why,
+        };
+        if self.nodes.is_empty() {
+            return Err(bad("it has no nodes".into()));
+        }
+        let ids: IdSet = self.nodes.iter().map(|n| n.id).collect();
+        if ids.len() != self.nodes.len() {
+            return Err(bad("two nodes share an id".into()));
+        }
+        if self.nodes.iter().all(|n| n.cores == 0) {
+            return Err(bad("no node has cores".into()));
+        }
+        if let Some(n) = self.nodes.iter().find(|n| n.cores > 0 && n.threads_per_core == 0) {
+            return Err(bad(format!("node {} has cores but 0 threads_per_core", n.id)));
+        }
+        for l in &self.links {
+            if !ids.contains(l.a) || !ids.contains(l.b) || l.a == l.b {
+                return Err(bad(format!("link {}-{} does not join two known nodes", l.a, l.b)));
+            }
+            if !(l.bandwidth_gbs > 0.0) {
+                return Err(bad(format!("link {}-{} has no positive bandwidth", l.a, l.b)));
+            }
+        }
+        if let Some(d) = &self.distances {
+            if d.len() != self.nodes.len() || d.iter().any(|row| row.len() != self.nodes.len()) {
+                return Err(bad(format!(
+                    "distances must be a {0}x{0} matrix",
+                    self.nodes.len()
+                )));
+            }
+        }
+        if let Some(c) = self.caches.iter().find(|c| c.size_kib == 0 || c.level == 0) {
+            return Err(bad(format!("cache L{} has size 0 or level 0", c.level)));
+        }
+        Ok(())
+    }
+
+    /// Builds the topology this description describes.
+    pub fn to_topology(&self) -> Topology {
+        let mut nodes: Vec<&NodeDescription> = self.nodes.iter().collect();
+        nodes.sort_by_key(|n| n.id);
+        let (cpus, node_cpus) = synthesize_cpus(&nodes);
+        let caches = self.synthesize_caches(&cpus);
+        let (distances, distances_reported) = match &self.distances {
+            Some(d) => (self.reorder(d, &nodes), true),
+            None => (self.derived_distances(&nodes), false),
+        };
+        let all_cpus: CpuSet = cpus.iter().map(|c| c.id).collect();
+        let topo_nodes: Vec<Node> = nodes
+            .iter()
+            .zip(node_cpus)
+            .map(|(n, cpus)| Node {
+                id: n.id,
+                cpus,
+                memory_bytes: n.memory_gib.map(|g| (g * (1u64 << 30) as f64) as u64),
+                memory_free_bytes: None,
+                socket: Some(n.socket),
+                memory_bandwidth_gbs: n.memory_bandwidth_gbs,
+                memory_latency_ns: n.memory_latency_ns,
+            })
+            .collect();
+        let mem_total_bytes = topo_nodes.iter().map(|n| n.memory_bytes).sum();
+        Topology {
+            origin: Origin::Described {
+                name: self.name.clone(),
+                description: self.description.clone(),
+                source: self.source.clone(),
+            },
+            allowed: Allowed {
+                cpus: all_cpus,
+                nodes: topo_nodes.iter().map(|n| n.id).collect(),
+            },
+            nodes: topo_nodes,
+            cpus,
+            caches,
+            distances,
+            distances_reported,
+            links: self
+                .links
+                .iter()
+                .map(|l| Link {
+                    a: l.a,
+                    b: l.b,
+                    bandwidth_gbs: l.bandwidth_gbs,
+                    latency_ns: l.latency_ns,
+                })
+                .collect(),
+            mem_total_bytes,
+            notes: self.notes.clone(),
+        }
+    }
+
+    /// The distance matrix given in file order, re-ordered by ascending id.
+    fn reorder(&self, d: &[Vec<u32>], sorted: &[&NodeDescription]) -> Vec<Vec<u32>> {
+        let pos = |id: NodeId| self.nodes.iter().position(|n| n.id == id).unwrap_or(0);
+        sorted
+            .iter()
+            .map(|a| sorted.iter().map(|b| d[pos(a.id)][pos(b.id)]).collect())
+            .collect()
+    }
+
+    /// 10 locally, 10 + 10 x hops over links, 20 without links, 255 when
+    /// unreachable (Linux's "no path").
+    fn derived_distances(&self, nodes: &[&NodeDescription]) -> Vec<Vec<u32>> {
+        let links: Vec<Link> = self
+            .links
+            .iter()
+            .map(|l| Link {
+                a: l.a,
+                b: l.b,
+                bandwidth_gbs: l.bandwidth_gbs,
+                latency_ns: l.latency_ns,
+            })
+            .collect();
+        nodes
+            .iter()
+            .map(|a| {
+                nodes
+                    .iter()
+                    .map(|b| match (a.id == b.id, links.is_empty()) {
+                        (true, _) => DEFAULT_LOCAL_DISTANCE,
+                        (false, true) => DEFAULT_REMOTE_DISTANCE,
+                        (false, false) => hop_count(&links, a.id, b.id)
+                            .map_or(255, |h| DEFAULT_LOCAL_DISTANCE + 10 * h),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn synthesize_caches(&self, cpus: &[Cpu]) -> Vec<Cache> {
+        let mut caches = Vec::new();
+        for desc in &self.caches {
+            let mut groups: Vec<(u64, CpuSet)> = Vec::new();
+            for cpu in cpus {
+                let key = match desc.shared_by {
+                    SharedBy::Thread => u64::from(cpu.id),
+                    SharedBy::Core => (u64::from(cpu.socket) << 32) | u64::from(cpu.core),
+                    SharedBy::Node => u64::from(cpu.node.unwrap_or(0)),
+                    SharedBy::Socket => u64::from(cpu.socket),
+                };
+                match groups.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, set)) => {
+                        set.insert(cpu.id);
+                    }
+                    None => groups.push((key, IdSet::single(cpu.id))),
+                }
+            }
+            caches.extend(groups.into_iter().map(|(_, set)| Cache {
+                level: desc.level,
+                kind: desc.kind,
+                size_bytes: desc.size_kib * 1024,
+                line_bytes: Some(64),
+                cpus: set,
+            }));
+        }
+        caches.sort_by_key(|c| (c.level, c.kind as u8, c.cpus.first()));
+        caches
+    }
+}
+
+/// CPU ids node-major, then core, then thread; core ids count per socket.
+fn synthesize_cpus(nodes: &[&NodeDescription]) -> (Vec<Cpu>, Vec<CpuSet>) {
+    let mut cpus = Vec::new();
+    let mut per_node = Vec::new();
+    let mut next_id = 0u32;
+    let mut cores_seen_per_socket: Vec<(u32, u32)> = Vec::new();
+    for n in nodes {
+        let mut set = CpuSet::new();
+        let core_base = match cores_seen_per_socket.iter_mut().find(|(s, _)| *s == n.socket) {
+            Some((_, seen)) => {
+                let base = *seen;
+                *seen += n.cores;
+                base
+            }
+            None => {
+                cores_seen_per_socket.push((n.socket, n.cores));
+                0
+            }
+        };
+        for core in 0..n.cores {
+            let siblings: CpuSet = (next_id..next_id + n.threads_per_core).collect();
+            for _ in 0..n.threads_per_core {
+                set.insert(next_id);
+                cpus.push(Cpu {
+                    id: next_id,
+                    node: Some(n.id),
+                    core: core_base + core,
+                    socket: n.socket,
+                    siblings: siblings.clone(),
+                });
+                next_id += 1;
+            }
+        }
+        per_node.push(set);
+    }
+    (cpus, per_node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_node_json() -> &'static str {
+        r#"{
+          "name": "t", "description": "test", "source": "unit test",
+          "nodes": [
+            {"id": 2, "socket": 1, "cores": 2, "threads_per_core": 2, "memory_gib": 1},
+            {"id": 0, "socket": 0, "cores": 2, "threads_per_core": 2, "memory_gib": 1,
+             "memory_bandwidth_gbs": 20.0}
+          ],
+          "caches": [{"level": 3, "kind": "unified", "size_kib": 1024, "shared_by": "socket"},
+                     {"level": 1, "kind": "data", "size_kib": 32, "shared_by": "core"}],
+          "links": [{"a": 0, "b": 2, "bandwidth_gbs": 10.0}]
+        }"#
+    }
+
+    #[test]
+    fn builds_sorted_nodes_and_cpus() {
+        let topo = MachineDescription::from_json(two_node_json(), "t")
+            .unwrap()
+            .to_topology();
+        assert_eq!(topo.nodes.iter().map(|n| n.id).collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(topo.node(0).unwrap().cpus.to_list_string(), "0-3");
+        assert_eq!(topo.node(2).unwrap().cpus.to_list_string(), "4-7");
+        assert_eq!(topo.cpus[1].siblings.to_list_string(), "0-1");
+        assert_eq!(topo.core_count(), 4);
+        assert_eq!(topo.distance(0, 2).unwrap(), 20);
+        assert!(!topo.distances_reported);
+        assert_eq!(topo.mem_total_bytes, Some(2 << 30));
+        let l3: Vec<_> = topo.caches.iter().filter(|c| c.level == 3).collect();
+        assert_eq!(l3.len(), 2);
+        assert_eq!(topo.caches.iter().filter(|c| c.level == 1).count(), 4);
+        assert_eq!(topo.cache_of(5, 3).unwrap().cpus.to_list_string(), "4-7");
+    }
+
+    #[test]
+    fn rejects_bad_descriptions() {
+        let cases = [
+            ("{", "EOF"),
+            (r#"{"name":"x","description":"","source":"","nodes":[]}"#, "no nodes"),
+            (
+                r#"{"name":"x","description":"","source":"","nodes":[{"id":0,"socket":0,"cores":1,"threads_per_core":1}],"links":[{"a":0,"b":3,"bandwidth_gbs":1}]}"#,
+                "link 0-3",
+            ),
+            (
+                r#"{"name":"x","description":"","source":"","nodes":[{"id":0,"socket":0,"cores":1,"threads_per_core":1}],"distances":[[10,20]]}"#,
+                "1x1",
+            ),
+            (
+                r#"{"name":"x","description":"","source":"","nodes":[{"id":0,"socket":0,"cores":1,"threads_per_core":1,"colour":"red"}]}"#,
+                "unknown field",
+            ),
+        ];
+        for (json, expected) in cases {
+            let err = MachineDescription::from_json(json, "case").unwrap_err().to_string();
+            assert!(err.contains(expected), "{err} should mention {expected}");
+        }
+    }
+
+    #[test]
+    fn given_distances_follow_id_order() {
+        let json = r#"{"name":"x","description":"","source":"",
+          "nodes":[{"id":1,"socket":1,"cores":1,"threads_per_core":1},
+                   {"id":0,"socket":0,"cores":1,"threads_per_core":1}],
+          "distances":[[10,30],[31,10]]}"#;
+        let topo = MachineDescription::from_json(json, "x").unwrap().to_topology();
+        assert_eq!(topo.distance(1, 0).unwrap(), 30);
+        assert_eq!(topo.distance(0, 1).unwrap(), 31);
+    }
+}
