@@ -1,0 +1,230 @@
+//! The pool itself: worker threads grouped by node, their queues, and the
+//! loop each worker runs.
+//!
+//! Every compute node has one task queue; every worker also has a private
+//! queue for work addressed to it alone (broadcasts). A worker looks in its
+//! private queue, then its node's queue, then steals from the other nodes'
+//! queues, nearest node first by SLIT distance. Idle workers spin briefly
+//! and then sleep. Submitting work and waiting for it is the scope's job
+//! (`scope.rs`); building the pool is the builder's (`builder.rs`).
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crossbeam_deque::{Injector, Steal};
+use crossbeam_utils::CachePadded;
+
+use numakit_placement::Placer;
+use numakit_topology::{NodeId, Topology};
+
+use crate::context::WorkerContext;
+use crate::error::{PoolError, Result};
+use crate::job::Job;
+use crate::sleep::Sleep;
+use crate::stats::{Counters, WorkerStats};
+
+/// Spins before a worker goes to sleep.
+const SPINS_BEFORE_SLEEP: usize = 256;
+
+thread_local! {
+    /// (pool identity, worker index) of the current thread, if it is a worker.
+    static CURRENT: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+}
+
+pub(crate) struct NodeQueue {
+    pub(crate) id: NodeId,
+    pub(crate) queue: Injector<Job>,
+    /// Other node indices, nearest first.
+    pub(crate) steal_order: Vec<usize>,
+}
+
+pub(crate) struct WorkerSlot {
+    pub(crate) ctx: WorkerContext,
+    pub(crate) private: Injector<Job>,
+    pub(crate) counters: CachePadded<Counters>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) placer: Placer,
+    pub(crate) nodes: Vec<NodeQueue>,
+    pub(crate) workers: Vec<WorkerSlot>,
+    pub(crate) sleep: Sleep,
+    pub(crate) shutdown: AtomicBool,
+    pub(crate) next_node: AtomicUsize,
+}
+
+/// A NUMA-aware pool of pinned worker threads. Build it once with
+/// [`crate::PoolBuilder`] and reuse it across phases and jobs.
+pub struct Pool {
+    pub(crate) shared: Arc<Shared>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Shared {
+    fn identity(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+
+    /// Index of the queue for tasks whose data lives on `node`: the node
+    /// itself, or the nearest node with workers for memory-only nodes.
+    pub(crate) fn route(&self, node: NodeId) -> Result<usize> {
+        if let Some(i) = self.nodes.iter().position(|q| q.id == node) {
+            return Ok(i);
+        }
+        let topo = self.placer.topology();
+        let nearest = topo.nodes_by_distance(node).map_err(|_| PoolError::UnknownNode {
+            node,
+            known: topo.node_ids().to_list_string(),
+        })?;
+        nearest
+            .iter()
+            .find_map(|n| self.nodes.iter().position(|q| q.id == *n))
+            .ok_or(PoolError::NoWorkers)
+    }
+
+    /// A node index for tasks without a home: round-robin.
+    pub(crate) fn any_node(&self) -> usize {
+        self.next_node.fetch_add(1, Ordering::Relaxed) % self.nodes.len()
+    }
+
+    pub(crate) fn push_node(&self, node_index: usize, job: Job) {
+        self.nodes[node_index].queue.push(job);
+        self.sleep.notify();
+    }
+
+    pub(crate) fn push_worker(&self, worker: usize, job: Job) {
+        self.workers[worker].private.push(job);
+        self.sleep.notify();
+    }
+
+    /// The next job for `worker`, and whether it was stolen from another node.
+    pub(crate) fn find_job(&self, worker: usize) -> Option<(Job, bool)> {
+        let slot = &self.workers[worker];
+        if let Some(job) = take(&slot.private) {
+            return Some((job, false));
+        }
+        let home = &self.nodes[slot.ctx.node_index];
+        if let Some(job) = take(&home.queue) {
+            return Some((job, false));
+        }
+        home.steal_order
+            .iter()
+            .find_map(|&other| take(&self.nodes[other].queue))
+            .map(|job| (job, true))
+    }
+
+    pub(crate) fn execute(&self, worker: usize, job: Job, stolen: bool) {
+        let slot = &self.workers[worker];
+        let start = Instant::now();
+        (job.run)(&slot.ctx);
+        slot.counters.record(stolen, start.elapsed().as_nanos() as u64);
+    }
+
+    /// The worker index of the calling thread if it belongs to this pool.
+    pub(crate) fn current_worker(self: &Arc<Self>) -> Option<usize> {
+        let me = self.identity();
+        CURRENT.with(|c| c.get()).and_then(|(pool, w)| (pool == me).then_some(w))
+    }
+}
+
+fn take(queue: &Injector<Job>) -> Option<Job> {
+    loop {
+        match queue.steal() {
+            Steal::Success(job) => return Some(job),
+            Steal::Empty => return None,
+            Steal::Retry => std::hint::spin_loop(),
+        }
+    }
+}
+
+/// The loop of one worker thread.
+pub(crate) fn worker_main(shared: Arc<Shared>, index: usize) {
+    CURRENT.with(|c| c.set(Some((shared.identity(), index))));
+    loop {
+        let epoch = shared.sleep.epoch();
+        if let Some((job, stolen)) = shared.find_job(index) {
+            shared.execute(index, job, stolen);
+            continue;
+        }
+        if shared.shutdown.load(Ordering::SeqCst) {
+            break;
+        }
+        let woke = (0..SPINS_BEFORE_SLEEP).any(|_| {
+            std::hint::spin_loop();
+            shared.sleep.epoch() != epoch
+        });
+        if !woke {
+            shared.sleep.wait(epoch, &shared.shutdown);
+        }
+    }
+}
+
+impl Pool {
+    pub(crate) fn from_parts(shared: Arc<Shared>, handles: Vec<JoinHandle<()>>) -> Self {
+        Self { shared, handles }
+    }
+
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.shared.workers.len()
+    }
+
+    /// The nodes that have workers, in pool order.
+    pub fn nodes(&self) -> Vec<NodeId> {
+        self.shared.nodes.iter().map(|q| q.id).collect()
+    }
+
+    /// The context of every worker, in index order.
+    pub fn worker_contexts(&self) -> Vec<WorkerContext> {
+        self.shared.workers.iter().map(|w| w.ctx.clone()).collect()
+    }
+
+    /// The topology the pool was built for.
+    pub fn topology(&self) -> &Arc<Topology> {
+        self.shared.placer.topology()
+    }
+
+    /// The placer the workers were pinned with (for placing buffers to
+    /// match the pool).
+    pub fn placer(&self) -> &Placer {
+        &self.shared.placer
+    }
+
+    /// A snapshot of every worker's counters.
+    pub fn stats(&self) -> Vec<WorkerStats> {
+        self.shared
+            .workers
+            .iter()
+            .map(|w| WorkerStats::read(w.ctx.index, w.ctx.node, w.ctx.cpu, &w.counters))
+            .collect()
+    }
+
+    /// Zeroes every worker's counters.
+    pub fn reset_stats(&self) {
+        self.shared.workers.iter().for_each(|w| w.counters.reset());
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        self.shared.sleep.notify();
+        for handle in self.handles.drain(..) {
+            if handle.join().is_err() {
+                log::error!("a numakit worker thread panicked outside any task");
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("workers", &self.workers())
+            .field("nodes", &self.nodes())
+            .finish()
+    }
+}
