@@ -1,1 +1,12 @@
-//! placeholder
+//! # numakit-cli
+//!
+//! The `numakit` command: argument parsing, one module per command, and
+//! the text and JSON rendering of results. The work itself lives in the
+//! library crates; this crate only wires them to a terminal. `reduce` is
+//! the main job's built-in workload, shared with the benchmarks.
+
+pub mod args;
+pub mod commands;
+pub mod format;
+pub mod logger;
+pub mod reduce;

@@ -1,1 +1,21 @@
-fn main(){}
+//! The `numakit` binary: parse, run, and turn any error into one line on
+//! stderr and a non-zero exit.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use numakit_cli::{args::Cli, commands, logger};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logger::init(cli.verbose, cli.quiet);
+    match commands::dispatch(&cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            let chain: Vec<String> = e.chain().map(ToString::to_string).collect();
+            eprintln!("numakit: error: {}", chain.join(": "));
+            ExitCode::from(2)
+        }
+    }
+}

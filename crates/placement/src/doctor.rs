@@ -48,6 +48,24 @@ pub struct Report {
 }
 
 impl Report {
+    /// A report of these checks.
+    pub fn from_checks(checks: Vec<Check>) -> Self {
+        let count = |s| checks.iter().filter(|c| c.status == s).count();
+        Self {
+            passed: count(Status::Pass),
+            failed: count(Status::Fail),
+            unavailable: count(Status::Unavailable),
+            checks,
+        }
+    }
+
+    /// Adds more checks and recounts.
+    pub fn extend(self, more: Vec<Check>) -> Self {
+        let mut checks = self.checks;
+        checks.extend(more);
+        Self::from_checks(checks)
+    }
+
     /// Whether no check failed.
     pub fn ok(&self) -> bool {
         self.failed == 0
@@ -75,16 +93,11 @@ pub fn run(topology: Arc<Topology>) -> Report {
     for node in topology.compute_nodes() {
         checks.push(pinning_check(&placer, node));
     }
-    let count = |s| checks.iter().filter(|c| c.status == s).count();
-    Report {
-        passed: count(Status::Pass),
-        failed: count(Status::Fail),
-        unavailable: count(Status::Unavailable),
-        checks,
-    }
+    Report::from_checks(checks)
 }
 
-fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> Check {
+/// Builds a check (also used by higher layers that add their own checks).
+pub fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> Check {
     Check {
         name: name.into(),
         status,
@@ -142,7 +155,8 @@ fn balancing_check() -> Check {
     }
 }
 
-fn syscall_check(name: &str, result: Result<String, PlacementError>) -> Check {
+/// A check from the result of an operation: refusals are "unavailable".
+pub fn syscall_check(name: &str, result: Result<String, PlacementError>) -> Check {
     match result {
         Ok(detail) => check(name, Status::Pass, detail),
         Err(e) if e.is_refusal() => check(name, Status::Unavailable, e.to_string()),
@@ -223,12 +237,28 @@ fn interleave_check(placer: &Placer) -> Check {
         Ok(b) => b,
         Err(e) => return syscall_check("interleave", Err(e)),
     };
-    match buffer.pages_per_node() {
+    let order: Vec<NodeId> = nodes.iter().collect();
+    match buffer.page_locations() {
         Err(e) => syscall_check("interleave", Err(e)),
-        Ok(counts) => {
-            let even = nodes.iter().all(|n| counts.get(&n) == Some(&8));
-            let status = if even { Status::Pass } else { Status::Fail };
-            check("interleave", status, format!("{pages} pages over nodes {nodes}: {counts:?}"))
+        Ok(locs) => {
+            let on: Vec<Option<NodeId>> = locs
+                .iter()
+                .map(|l| match l {
+                    PageLocation::Node(n) => Some(*n),
+                    _ => None,
+                })
+                .collect();
+            let next = |n: NodeId| {
+                let i = order.iter().position(|&m| m == n).unwrap_or(0);
+                order[(i + 1) % order.len()]
+            };
+            let round_robin = on.windows(2).all(|w| match (w[0], w[1]) {
+                (Some(a), Some(b)) => b == next(a),
+                _ => false,
+            });
+            let status = if round_robin { Status::Pass } else { Status::Fail };
+            let shown: Vec<String> = on.iter().map(|n| n.map_or("-".into(), |n| n.to_string())).collect();
+            check("interleave", status, format!("{pages} pages over nodes {nodes}, page by page: {}", shown.join(" ")))
         }
     }
 }

@@ -16,6 +16,7 @@
 
 mod barrier;
 mod builder;
+pub mod checks;
 mod context;
 mod error;
 mod job;

@@ -16,10 +16,33 @@ use crate::error::TopologyError;
 /// `0-4000000000` before allocating for it. Linux caps CPUs at 8192 today.
 pub const MAX_ID: u32 = 1 << 16;
 
-/// A set of ids, stored as a bit mask.
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+/// A set of ids, stored as a bit mask. Equality ignores trailing zero
+/// words, so masks of different widths (the kernel's 1024-bit masks, ours)
+/// compare by content.
+#[derive(Clone, Default)]
 pub struct IdSet {
     words: Vec<u64>,
+}
+
+impl IdSet {
+    fn significant(&self) -> &[u64] {
+        let len = self.words.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+        &self.words[..len]
+    }
+}
+
+impl PartialEq for IdSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.significant() == other.significant()
+    }
+}
+
+impl Eq for IdSet {}
+
+impl std::hash::Hash for IdSet {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.significant().hash(state);
+    }
 }
 
 /// A set of CPU ids.
@@ -334,6 +357,15 @@ mod tests {
         assert_eq!(b.len(), 9);
         assert_eq!(b.first(), Some(4));
         assert_eq!(b.last(), Some(100));
+    }
+
+    #[test]
+    fn equality_ignores_mask_width() {
+        let narrow = IdSet::parse_list("0-1").unwrap();
+        let wide = IdSet::from_words(vec![3, 0, 0, 0]);
+        assert_eq!(narrow, wide);
+        assert_eq!(IdSet::from_words(vec![0; 4]), IdSet::new());
+        assert_ne!(narrow, IdSet::single(0));
     }
 
     #[test]

@@ -1,0 +1,104 @@
+//! The command line: every command, option and its help text.
+
+use clap::{Args, Parser, Subcommand};
+use numakit_placement::PlacementMode;
+
+const ABOUT: &str = "NUMA-aware data processing: know the machine, place threads and memory, run work next to its data";
+
+const LONG_ABOUT: &str = "\
+numakit discovers the NUMA topology of this machine (or loads a described one), \
+pins threads and places memory on chosen nodes, and runs work on a worker pool \
+that keeps tasks next to their data.
+
+Start with `numakit run` (the main job on built-in data), then `numakit topo` \
+and `numakit doctor` to see what this machine gives you.";
+
+#[derive(Debug, Parser)]
+#[command(name = "numakit", version, about = ABOUT, long_about = LONG_ABOUT)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// Print machine-readable JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// How placement requests are enforced: `strict` (refusals are errors),
+    /// `best-effort` (one warning, then run unplaced) or `off` (never pin or
+    /// set memory policies).
+    #[arg(long, global = true, default_value = "best-effort", value_name = "MODE")]
+    pub placement: PlacementMode,
+
+    /// More detail on stderr (repeat for debug output).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// No progress or warnings on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run numakit's main job on built-in data: topology, doctor, and a
+    /// parallel reduction over node-placed memory with per-node statistics.
+    Run(RunArgs),
+    /// Show the machine: nodes, CPUs, cores, caches, memory, distances,
+    /// what this process may use, and links of described machines.
+    Topo(TopoArgs),
+    /// Check whether this machine or container gives numakit NUMA control,
+    /// by placing memory and pinning threads and verifying where they landed.
+    Doctor,
+    /// Benchmarks (medians of repetitions, measured side by side).
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Data size of the reduction in MiB.
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub size_mib: u64,
+
+    /// Worker threads (default: one per allowed CPU).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct TopoArgs {
+    /// A described machine instead of this one: a preset name (see
+    /// --list-presets) or a JSON description file.
+    #[arg(long, value_name = "PRESET|FILE")]
+    pub machine: Option<String>,
+
+    /// List the built-in machine presets and exit.
+    #[arg(long)]
+    pub list_presets: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Parallel sum of node-placed u64 through the pool vs plain threads
+    /// reading the same memory, plus the cost of dispatching one task.
+    Pool(PoolBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PoolBenchArgs {
+    /// Data size in MiB (the foundation's goal is measured at >= 1024).
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    pub size_mib: u64,
+
+    /// Repetitions of each method (alternating); medians are reported.
+    #[arg(long, default_value_t = 7, value_name = "N")]
+    pub reps: usize,
+
+    /// Worker threads (default: one per allowed CPU).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Empty tasks dispatched to measure the per-task cost.
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub tasks: usize,
+}

@@ -1,0 +1,161 @@
+//! `numakit bench ...`: benchmarks measured side by side in one run.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+use numakit_placement::PlacementMode;
+use numakit_pool::{Pool, PoolBuilder};
+use serde::Serialize;
+
+use crate::args::{BenchCommand, PoolBenchArgs};
+use crate::format::{bytes, median, table};
+use crate::reduce;
+
+pub fn run(command: &BenchCommand, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    match command {
+        BenchCommand::Pool(args) => {
+            let report = pool_bench(args, mode, quiet)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!("{}", render(&report));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Min, median and max of a sample.
+#[derive(Clone, Debug, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(values: &[f64]) -> Self {
+        Self {
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            median: median(values),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
+/// The result of `numakit bench pool`.
+#[derive(Clone, Debug, Serialize)]
+pub struct PoolBenchReport {
+    pub bytes: u64,
+    pub workers: usize,
+    pub nodes: Vec<u32>,
+    pub reps: usize,
+    pub pool_gbs: Spread,
+    pub plain_gbs: Spread,
+    /// Median of pool GB/s over median of plain GB/s.
+    pub ratio: f64,
+    pub dispatch_tasks: usize,
+    pub dispatch_ns_per_task: Spread,
+    pub broadcast_us: Spread,
+}
+
+/// Runs the pool benchmark.
+pub fn pool_bench(args: &PoolBenchArgs, mode: PlacementMode, quiet: bool) -> Result<PoolBenchReport> {
+    anyhow::ensure!(args.reps > 0, "--reps must be at least 1");
+    anyhow::ensure!(args.size_mib > 0, "--size-mib must be at least 1");
+    let topology = Arc::new(numakit_topology::discover()?);
+    let mut builder = PoolBuilder::new(topology).placement(mode);
+    if let Some(t) = args.threads {
+        builder = builder.threads(t);
+    }
+    let pool = builder.build()?;
+    let progress = |msg: String| {
+        if !quiet {
+            eprintln!("numakit: {msg}");
+        }
+    };
+    progress(format!("placing {} MiB over nodes {:?}", args.size_mib, pool.nodes()));
+    let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8)?;
+    let (mut pool_gbs, mut plain_gbs) = (Vec::new(), Vec::new());
+    reduce::verify(&data, reduce::pool_sum(&pool, &data)?, "pool")?;
+    reduce::verify(&data, reduce::plain_sum(&pool, &data)?, "plain")?;
+    let gbs = |t: Instant| data.bytes() as f64 / t.elapsed().as_secs_f64() / 1e9;
+    for rep in 0..args.reps {
+        progress(format!("sum repetition {}/{}", rep + 1, args.reps));
+        for first_pool in [rep % 2 == 0, rep % 2 != 0] {
+            let t = Instant::now();
+            if first_pool {
+                reduce::verify(&data, reduce::pool_sum(&pool, &data)?, "pool")?;
+                pool_gbs.push(gbs(t));
+            } else {
+                reduce::verify(&data, reduce::plain_sum(&pool, &data)?, "plain")?;
+                plain_gbs.push(gbs(t));
+            }
+        }
+    }
+    progress(format!("dispatching {} empty tasks, 5 times", args.tasks));
+    let dispatch: Vec<f64> = (0..5).map(|_| dispatch_cost(&pool, args.tasks)).collect::<Result<_>>()?;
+    let broadcast: Vec<f64> = (0..5).map(|_| broadcast_cost(&pool, 200)).collect::<Result<_>>()?;
+    let (pool_gbs, plain_gbs) = (Spread::of(&pool_gbs), Spread::of(&plain_gbs));
+    Ok(PoolBenchReport {
+        bytes: data.bytes(),
+        workers: pool.workers(),
+        nodes: pool.nodes(),
+        reps: args.reps,
+        ratio: pool_gbs.median / plain_gbs.median,
+        pool_gbs,
+        plain_gbs,
+        dispatch_tasks: args.tasks,
+        dispatch_ns_per_task: Spread::of(&dispatch),
+        broadcast_us: Spread::of(&broadcast),
+    })
+}
+
+/// Nanoseconds per empty task, spawned round-robin over the nodes and run.
+pub fn dispatch_cost(pool: &Pool, tasks: usize) -> Result<f64> {
+    let nodes = pool.nodes();
+    let start = Instant::now();
+    pool.scope(|s| {
+        for i in 0..tasks {
+            s.spawn_on(nodes[i % nodes.len()], |_| {})?;
+        }
+        Ok::<(), numakit_pool::PoolError>(())
+    })??;
+    Ok(start.elapsed().as_nanos() as f64 / tasks.max(1) as f64)
+}
+
+/// Microseconds per broadcast of an empty closure to every worker.
+pub fn broadcast_cost(pool: &Pool, rounds: usize) -> Result<f64> {
+    let start = Instant::now();
+    for _ in 0..rounds {
+        pool.broadcast(|_| ())?;
+    }
+    Ok(start.elapsed().as_secs_f64() * 1e6 / rounds.max(1) as f64)
+}
+
+pub fn render(r: &PoolBenchReport) -> String {
+    let row = |name: &str, s: &Spread| {
+        vec![name.to_string(), format!("{:.2}", s.min), format!("{:.2}", s.median), format!("{:.2}", s.max)]
+    };
+    let rows = vec![
+        ["method", "min GB/s", "median GB/s", "max GB/s"].map(String::from).to_vec(),
+        row("pool: morsels queued at their home node", &r.pool_gbs),
+        row("plain: pinned threads, static local split", &r.plain_gbs),
+    ];
+    let verdict = if r.ratio >= 0.9 { "meets" } else { "misses" };
+    format!(
+        "bench pool: parallel sum of {} of u64 on nodes {:?}, {} workers, {} repetitions each (alternating order)\n\n{}\n\nratio pool/plain (medians): {:.3} ({verdict} the >= 0.90 goal)\ndispatch: {:.0} ns per empty task (median of 5 runs of {} tasks; min {:.0}, max {:.0})\nbroadcast to all workers: {:.1} us (median)",
+        bytes(r.bytes),
+        r.nodes,
+        r.workers,
+        r.reps,
+        table(&rows),
+        r.ratio,
+        r.dispatch_ns_per_task.median,
+        r.dispatch_tasks,
+        r.dispatch_ns_per_task.min,
+        r.dispatch_ns_per_task.max,
+        r.broadcast_us.median,
+    )
+}

@@ -1,0 +1,21 @@
+//! One module per command; `dispatch` runs the one the user asked for.
+
+pub mod bench;
+pub mod doctor;
+pub mod run;
+pub mod topo;
+
+use anyhow::Result;
+
+use crate::args::{Cli, Command};
+
+/// Runs the command; `Ok(false)` means "completed, but report failure"
+/// (the doctor found a failed check).
+pub fn dispatch(cli: &Cli) -> Result<bool> {
+    match &cli.command {
+        Command::Run(args) => run::run(args, cli.placement, cli.json).map(|()| true),
+        Command::Topo(args) => topo::run(args, cli.json).map(|()| true),
+        Command::Doctor => doctor::run(cli.json),
+        Command::Bench(which) => bench::run(which, cli.placement, cli.json, cli.quiet).map(|()| true),
+    }
+}

@@ -1,0 +1,178 @@
+//! `numakit run`: the main job on built-in data. It shows what numakit can
+//! do in one command; each capability adds a short section here.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+use numakit_placement::PlacementMode;
+use numakit_pool::{stats, NodeStats, PoolBuilder};
+use numakit_topology::{NodeId, Topology};
+use serde::Serialize;
+
+use crate::args::RunArgs;
+use crate::commands::{doctor, topo};
+use crate::format::{bytes, table};
+use crate::reduce;
+
+#[derive(Serialize)]
+struct RunOutput {
+    topology: TopologySummary,
+    doctor: DoctorSummary,
+    reduction: Reduction,
+}
+
+#[derive(Serialize)]
+struct TopologySummary {
+    summary: String,
+    nodes: Vec<NodeId>,
+    allowed_cpus: String,
+    allowed_nodes: String,
+}
+
+#[derive(Serialize)]
+struct DoctorSummary {
+    pass: usize,
+    fail: usize,
+    unavailable: usize,
+    failed_checks: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Reduction {
+    bytes: u64,
+    workers: usize,
+    placement_mode: PlacementMode,
+    parts: Vec<PartPlacement>,
+    fill_seconds: f64,
+    sum_seconds: f64,
+    gb_per_second: f64,
+    sum: u64,
+    verified: bool,
+    per_node: Vec<NodeStats>,
+}
+
+#[derive(Serialize)]
+struct PartPlacement {
+    worker_node: NodeId,
+    memory_node: NodeId,
+    bytes: u64,
+    pages_on_node: usize,
+    pages: usize,
+}
+
+pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
+    let topology = Arc::new(numakit_topology::discover()?);
+    let topo_summary = TopologySummary {
+        summary: topo::summary(&topology),
+        nodes: topology.nodes.iter().map(|n| n.id).collect(),
+        allowed_cpus: topology.allowed.cpus.to_string(),
+        allowed_nodes: topology.allowed.nodes.to_string(),
+    };
+    let report = doctor::checks(topology.clone());
+    let doctor_summary = DoctorSummary {
+        pass: report.passed,
+        fail: report.failed,
+        unavailable: report.unavailable,
+        failed_checks: report
+            .checks
+            .iter()
+            .filter(|c| c.status == numakit_placement::doctor::Status::Fail)
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect(),
+    };
+    let reduction = reduction(topology, args, mode)?;
+    let out = RunOutput { topology: topo_summary, doctor: doctor_summary, reduction };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("{}", render(&out, &report));
+    }
+    anyhow::ensure!(out.reduction.verified, "the reduction's result is wrong");
+    Ok(())
+}
+
+fn reduction(topology: Arc<Topology>, args: &RunArgs, mode: PlacementMode) -> Result<Reduction> {
+    anyhow::ensure!(args.size_mib > 0, "--size-mib must be at least 1");
+    let mut builder = PoolBuilder::new(topology).placement(mode);
+    if let Some(t) = args.threads {
+        builder = builder.threads(t);
+    }
+    let pool = builder.build()?;
+    let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8)?;
+    pool.reset_stats();
+    let start = Instant::now();
+    let sum = reduce::pool_sum(&pool, &data)?;
+    let sum_seconds = start.elapsed().as_secs_f64();
+    let parts = reduce::placement_report(&data)?
+        .into_iter()
+        .zip(&data.parts)
+        .map(|((memory_node, pages_on_node, pages), part)| PartPlacement {
+            worker_node: part.worker_node,
+            memory_node,
+            bytes: part.buffer.len() as u64 * 8,
+            pages_on_node,
+            pages,
+        })
+        .collect();
+    Ok(Reduction {
+        bytes: data.bytes(),
+        workers: pool.workers(),
+        placement_mode: mode,
+        parts,
+        fill_seconds: data.fill_time.as_secs_f64(),
+        sum_seconds,
+        gb_per_second: data.bytes() as f64 / sum_seconds / 1e9,
+        sum,
+        verified: sum == data.expected_sum(),
+        per_node: stats::per_node(&pool.stats()),
+    })
+}
+
+fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String {
+    let r = &out.reduction;
+    let mut lines = vec![
+        "numakit main job (built-in data)".to_string(),
+        String::new(),
+        format!("1. topology: {}", out.topology.summary),
+        format!("   allowed CPUs {} | memory nodes {}   (numakit topo for more)", out.topology.allowed_cpus, out.topology.allowed_nodes),
+        format!("2. {}   (numakit doctor for details)", doctor::verdict(report)),
+    ];
+    lines.extend(out.doctor.failed_checks.iter().map(|c| format!("   FAIL {c}")));
+    lines.push(format!(
+        "3. parallel sum of {} of u64 placed node by node, {} workers, placement {:?}",
+        bytes(r.bytes),
+        r.workers,
+        r.placement_mode
+    ));
+    for p in &r.parts {
+        lines.push(format!(
+            "   node {} data: {} on node {}: {}/{} pages there",
+            p.worker_node,
+            bytes(p.bytes),
+            p.memory_node,
+            p.pages_on_node,
+            p.pages
+        ));
+    }
+    lines.push(format!(
+        "   fill {:.3} s | sum {:.3} s = {:.1} GB/s | result {} {}",
+        r.fill_seconds,
+        r.sum_seconds,
+        r.gb_per_second,
+        r.sum,
+        if r.verified { "(verified)" } else { "(WRONG)" }
+    ));
+    let mut rows = vec![["   node", "workers", "local tasks", "stolen tasks", "busy ms"].map(String::from).to_vec()];
+    for n in &r.per_node {
+        rows.push(vec![
+            format!("   {}", n.node),
+            n.workers.to_string(),
+            n.tasks_local.to_string(),
+            n.tasks_stolen.to_string(),
+            format!("{:.1}", n.busy_ns as f64 / 1e6),
+        ]);
+    }
+    lines.push(table(&rows));
+    lines.join("\n")
+}
