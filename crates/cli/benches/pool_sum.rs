@@ -18,7 +18,7 @@ fn main() {
     let args = PoolBenchArgs {
         size_mib: if quick { 16 } else { env_or("NUMAKIT_BENCH_MIB", 1024) },
         reps: if quick { 1 } else { env_or("NUMAKIT_BENCH_REPS", 7) as usize },
-        threads: None,
+        pool: Default::default(),
         tasks: if quick { 1000 } else { 200_000 },
     };
     match pool_bench(&args, PlacementMode::BestEffort, false) {

@@ -2,6 +2,8 @@
 
 use clap::{Args, Parser, Subcommand};
 use numakit_placement::PlacementMode;
+use numakit_pool::PoolBuilder;
+use numakit_topology::IdSet;
 
 const ABOUT: &str = "NUMA-aware data processing: know the machine, place threads and memory, run work next to its data";
 
@@ -60,9 +62,44 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 256, value_name = "MIB")]
     pub size_mib: u64,
 
-    /// Worker threads (default: one per allowed CPU).
+    #[command(flatten)]
+    pub pool: PoolArgs,
+}
+
+/// Which workers a command's pool gets.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PoolArgs {
+    /// Worker threads (default: one per allowed CPU), spread evenly over nodes.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+
+    /// Only these NUMA nodes, as a list such as `0,2-3`.
+    #[arg(long, value_name = "LIST", value_parser = parse_ids)]
+    pub nodes: Option<IdSet>,
+
+    /// Only these CPUs, as a list such as `0-7,16`.
+    #[arg(long, value_name = "LIST", value_parser = parse_ids)]
+    pub cpus: Option<IdSet>,
+}
+
+impl PoolArgs {
+    /// Applies the options to a pool builder.
+    pub fn apply(&self, mut builder: PoolBuilder) -> PoolBuilder {
+        if let Some(t) = self.threads {
+            builder = builder.threads(t);
+        }
+        if let Some(n) = &self.nodes {
+            builder = builder.nodes(n.clone());
+        }
+        if let Some(c) = &self.cpus {
+            builder = builder.cpus(c.clone());
+        }
+        builder
+    }
+}
+
+fn parse_ids(text: &str) -> Result<IdSet, String> {
+    IdSet::parse_list(text).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -94,9 +131,8 @@ pub struct PoolBenchArgs {
     #[arg(long, default_value_t = 7, value_name = "N")]
     pub reps: usize,
 
-    /// Worker threads (default: one per allowed CPU).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub pool: PoolArgs,
 
     /// Empty tasks dispatched to measure the per-task cost.
     #[arg(long, default_value_t = 200_000, value_name = "N")]

@@ -110,7 +110,8 @@ impl<T: Pod> NodeBuffer<T> {
             placer.bind_region(start, usable, &policy)?;
         }
         if buffer.options.prefault {
-            touch(placer, start as usize, usable, buffer.options.placement.toucher())?;
+            let has_policy = buffer.options.placement.policy().is_some();
+            touch(placer, start as usize, usable, buffer.options.placement.toucher(), has_policy)?;
         }
         Ok(buffer)
     }
@@ -268,11 +269,18 @@ fn map_region(bytes: usize, huge: HugePages, placement: &Placement) -> Result<(*
 
 /// Writes one zero byte per page, from threads pinned to `node` when given
 /// (the first touch decides where a page lands under local allocation).
-fn touch(placer: &Placer, start: usize, len: usize, node: Option<NodeId>) -> Result<()> {
+fn touch(placer: &Placer, start: usize, len: usize, node: Option<NodeId>, placement_has_policy: bool) -> Result<()> {
     let page = sys::page_size();
-    let cpus: Vec<u32> = match node {
-        Some(n) => placer.cpus_of_node(n)?.iter().take(MAX_TOUCHERS).collect(),
-        None => Vec::new(),
+    let cpus: Vec<u32> = match (node, placement_has_policy) {
+        (None, _) => Vec::new(),
+        // A bound or preferred region lands by policy, so a memory-only
+        // node (no CPUs to touch from) is fine: the caller touches it.
+        (Some(n), true) => match placer.cpus_of_node(n) {
+            Ok(cpus) => cpus.iter().take(MAX_TOUCHERS).collect(),
+            Err(PlacementError::NoCpusOnNode { .. }) => Vec::new(),
+            Err(e) => return Err(e),
+        },
+        (Some(n), false) => placer.cpus_of_node(n)?.iter().take(MAX_TOUCHERS).collect(),
     };
     let pages = len / page;
     if cpus.is_empty() {

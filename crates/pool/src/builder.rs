@@ -13,8 +13,8 @@ use std::sync::Arc;
 use crossbeam_deque::Injector;
 use crossbeam_utils::CachePadded;
 
-use numakit_placement::{Outcome, PlacementMode, Placer};
-use numakit_topology::{CpuId, NodeId, NodeSet, Topology};
+use numakit_placement::{Outcome, PlacementError, PlacementMode, Placer};
+use numakit_topology::{CpuId, CpuSet, NodeId, NodeSet, Topology};
 
 use crate::context::WorkerContext;
 use crate::error::{PoolError, Result};
@@ -29,6 +29,7 @@ pub struct PoolBuilder {
     mode: PlacementMode,
     threads: Option<usize>,
     nodes: Option<NodeSet>,
+    cpus: Option<CpuSet>,
 }
 
 impl PoolBuilder {
@@ -40,6 +41,7 @@ impl PoolBuilder {
             mode: PlacementMode::Strict,
             threads: None,
             nodes: None,
+            cpus: None,
         }
     }
 
@@ -62,6 +64,40 @@ impl PoolBuilder {
         self
     }
 
+    /// Restricts the pool to these CPUs (which must be allowed).
+    pub fn cpus(mut self, cpus: CpuSet) -> Self {
+        self.cpus = Some(cpus);
+        self
+    }
+
+    /// The allowed CPUs of `node`, narrowed by [`PoolBuilder::cpus`].
+    fn node_cpus(&self, node: NodeId) -> Result<Vec<CpuId>> {
+        let cpus = self
+            .topology
+            .allowed_cpus_of(node)
+            .map_err(|e| PoolError::Placement(e.into()))?;
+        Ok(match &self.cpus {
+            Some(wanted) => cpus.intersection(wanted).iter().collect(),
+            None => cpus.iter().collect(),
+        })
+    }
+
+    fn check_cpus(&self) -> Result<()> {
+        let Some(wanted) = &self.cpus else { return Ok(()) };
+        if wanted.is_empty() {
+            return Err(PlacementError::EmptyCpuSet.into());
+        }
+        let allowed = &self.topology.allowed.cpus;
+        if !wanted.is_subset(allowed) {
+            return Err(PlacementError::DisallowedCpus {
+                cpus: wanted.difference(allowed).to_list_string(),
+                allowed: allowed.to_list_string(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// The (node, CPU) of every worker, node-major.
     pub fn plan(&self) -> Result<Vec<(NodeId, CpuId)>> {
         let topo = &self.topology;
@@ -73,13 +109,24 @@ impl PoolBuilder {
                     known: topo.node_ids().to_list_string(),
                 });
             }
+            if let Some(idle) = wanted.iter().find(|n| !node_ids.contains(n)) {
+                return Err(if topo.allowed.nodes.contains(idle) {
+                    PlacementError::NoCpusOnNode { node: idle }
+                } else {
+                    PlacementError::DisallowedNode {
+                        node: idle,
+                        allowed: topo.allowed.nodes.to_list_string(),
+                    }
+                }
+                .into());
+            }
             node_ids.retain(|n| wanted.contains(*n));
         }
+        self.check_cpus()?;
         let per_node: Vec<Vec<CpuId>> = node_ids
             .iter()
-            .map(|&n| topo.allowed_cpus_of(n).map(|c| c.iter().collect()))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| PoolError::Placement(e.into()))?;
+            .map(|&n| self.node_cpus(n))
+            .collect::<Result<_>>()?;
         let total: usize = per_node.iter().map(Vec::len).sum();
         if total == 0 {
             return Err(PoolError::NoWorkers);

@@ -65,11 +65,7 @@ pub fn pool_bench(args: &PoolBenchArgs, mode: PlacementMode, quiet: bool) -> Res
     anyhow::ensure!(args.reps > 0, "--reps must be at least 1");
     anyhow::ensure!(args.size_mib > 0, "--size-mib must be at least 1");
     let topology = Arc::new(numakit_topology::discover()?);
-    let mut builder = PoolBuilder::new(topology).placement(mode);
-    if let Some(t) = args.threads {
-        builder = builder.threads(t);
-    }
-    let pool = builder.build()?;
+    let pool = args.pool.apply(PoolBuilder::new(topology).placement(mode)).build()?;
     let progress = |msg: String| {
         if !quiet {
             eprintln!("numakit: {msg}");

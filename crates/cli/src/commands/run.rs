@@ -94,11 +94,7 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
 
 fn reduction(topology: Arc<Topology>, args: &RunArgs, mode: PlacementMode) -> Result<Reduction> {
     anyhow::ensure!(args.size_mib > 0, "--size-mib must be at least 1");
-    let mut builder = PoolBuilder::new(topology).placement(mode);
-    if let Some(t) = args.threads {
-        builder = builder.threads(t);
-    }
-    let pool = builder.build()?;
+    let pool = args.pool.apply(PoolBuilder::new(topology).placement(mode)).build()?;
     let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8)?;
     pool.reset_stats();
     let start = Instant::now();
