@@ -26,8 +26,11 @@ use crate::job::Job;
 use crate::sleep::Sleep;
 use crate::stats::{Counters, WorkerStats};
 
-/// Spins before a worker goes to sleep.
-const SPINS_BEFORE_SLEEP: usize = 256;
+/// Busy spins, then yields (letting a submitting thread on the same CPU
+/// run), before an idle worker goes to sleep: waking a sleeper costs a
+/// futex call, far more than a task.
+const SPINS_BEFORE_YIELD: usize = 64;
+const YIELDS_BEFORE_SLEEP: usize = 32;
 
 thread_local! {
     /// (pool identity, worker index) of the current thread, if it is a worker.
@@ -152,8 +155,11 @@ pub(crate) fn worker_main(shared: Arc<Shared>, index: usize) {
         if shared.shutdown.load(Ordering::SeqCst) {
             break;
         }
-        let woke = (0..SPINS_BEFORE_SLEEP).any(|_| {
+        let woke = (0..SPINS_BEFORE_YIELD).any(|_| {
             std::hint::spin_loop();
+            shared.sleep.epoch() != epoch
+        }) || (0..YIELDS_BEFORE_SLEEP).any(|_| {
+            std::thread::yield_now();
             shared.sleep.epoch() != epoch
         });
         if !woke {
