@@ -1,7 +1,7 @@
 //! The command line: every command, option and its help text.
 
 use clap::{Args, Parser, Subcommand};
-use numakit_placement::PlacementMode;
+use numakit_placement::{HugePages, PlacementMode};
 use numakit_pool::PoolBuilder;
 use numakit_topology::IdSet;
 
@@ -28,7 +28,12 @@ pub struct Cli {
     /// How placement requests are enforced: `strict` (refusals are errors),
     /// `best-effort` (one warning, then run unplaced) or `off` (never pin or
     /// set memory policies).
-    #[arg(long, global = true, default_value = "best-effort", value_name = "MODE")]
+    #[arg(
+        long,
+        global = true,
+        default_value = "best-effort",
+        value_name = "MODE"
+    )]
     pub placement: PlacementMode,
 
     /// More detail on stderr (repeat for debug output).
@@ -80,6 +85,15 @@ pub struct PoolArgs {
     /// Only these CPUs, as a list such as `0-7,16`.
     #[arg(long, value_name = "LIST", value_parser = parse_ids)]
     pub cpus: Option<IdSet>,
+
+    /// Huge pages for the data: `never` (exact per-page placement),
+    /// `transparent` (2 MiB THP, fewer TLB misses) or `reserved` (hugetlbfs pool).
+    #[arg(long, default_value = "never", value_name = "MODE")]
+    pub huge_pages: HugePages,
+
+    /// Morsel size in KiB: the unit of work queued at a node.
+    #[arg(long, default_value_t = crate::reduce::DEFAULT_MORSEL_KIB, value_name = "KIB", value_parser = parse_positive)]
+    pub morsel_kib: usize,
 }
 
 impl PoolArgs {
@@ -95,6 +109,14 @@ impl PoolArgs {
             builder = builder.cpus(c.clone());
         }
         builder
+    }
+}
+
+fn parse_positive(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -25,7 +25,13 @@ pub fn opt<T: std::fmt::Display>(value: Option<T>) -> String {
 pub fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     rows.iter()
         .map(|r| {
@@ -61,7 +67,13 @@ mod tests {
         assert_eq!(bytes(48 << 10), "48 KiB");
         assert_eq!(bytes(3 << 29), "1.5 GiB");
         assert_eq!(opt::<u32>(None), "-");
-        assert_eq!(table(&[vec!["a".into(), "bb".into()], vec!["ccc".into(), "d".into()]]), "a    bb\nccc  d");
+        assert_eq!(
+            table(&[
+                vec!["a".into(), "bb".into()],
+                vec!["ccc".into(), "d".into()]
+            ]),
+            "a    bb\nccc  d"
+        );
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(median(&[]).is_nan());

@@ -11,12 +11,14 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
-use numakit_placement::{BufferOptions, NodeBuffer, Placement, Placer};
+use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement, Placer};
 use numakit_pool::{NodeSlice, Pool};
 use numakit_topology::NodeId;
 
-/// Elements per morsel: 512 KiB of u64, large enough that dispatch is noise.
-pub const MORSEL_LEN: usize = 64 * 1024;
+/// Default morsel size in KiB: 2 MiB of u64. Smaller morsels (512 KiB)
+/// measured 2-7% slower than a plain static read here, mostly with huge
+/// pages; 2 MiB matched it.
+pub const DEFAULT_MORSEL_KIB: usize = 2048;
 
 /// One node's share of the data.
 pub struct NodeData {
@@ -74,41 +76,65 @@ fn memory_node_for(placer: &Placer, node: NodeId) -> Result<NodeId> {
 
 /// Places `elements` u64 evenly over the pool's nodes (bound to the node,
 /// first touched by that node's workers) and fills them in parallel.
-pub fn place_and_fill(pool: &Pool, elements: u64) -> Result<PlacedData> {
+pub fn place_and_fill(pool: &Pool, elements: u64, huge_pages: HugePages) -> Result<PlacedData> {
     let nodes = pool.nodes();
     let share = elements / nodes.len() as u64;
     let mut parts = Vec::with_capacity(nodes.len());
     let mut first = 0;
     for (i, &node) in nodes.iter().enumerate() {
-        let len = if i + 1 == nodes.len() { elements - first } else { share };
+        let len = if i + 1 == nodes.len() {
+            elements - first
+        } else {
+            share
+        };
         let memory_node = memory_node_for(pool.placer(), node)?;
         let mut options = BufferOptions::new(Placement::OnNode(memory_node));
         options.prefault = false;
+        options.huge_pages = huge_pages;
         let buffer = NodeBuffer::with_options(pool.placer(), len as usize, options)
-            .with_context(|| format!("placing {} MiB on node {memory_node}", len * 8 >> 20))?;
-        parts.push(NodeData { worker_node: node, memory_node, first, buffer });
+            .with_context(|| format!("placing {} MiB on node {memory_node}", (len * 8) >> 20))?;
+        parts.push(NodeData {
+            worker_node: node,
+            memory_node,
+            first,
+            buffer,
+        });
         first += len;
     }
     let start = Instant::now();
     fill(pool, &mut parts)?;
-    Ok(PlacedData { parts, elements, fill_time: start.elapsed() })
+    Ok(PlacedData {
+        parts,
+        elements,
+        fill_time: start.elapsed(),
+    })
 }
 
 /// Each worker writes its slice of its own node's part (first touch).
 fn fill(pool: &Pool, parts: &mut [NodeData]) -> Result<()> {
     let contexts = pool.worker_contexts();
-    let mut chunks: Vec<Mutex<Option<(u64, &mut [u64])>>> = contexts.iter().map(|_| Mutex::new(None)).collect();
+    // Per worker: the global index of its first element and its slice.
+    type Chunk<'a> = Mutex<Option<(u64, &'a mut [u64])>>;
+    let mut chunks: Vec<Chunk<'_>> = contexts.iter().map(|_| Mutex::new(None)).collect();
     for part in parts.iter_mut() {
-        let owners: Vec<usize> = contexts.iter().filter(|c| c.node == part.worker_node).map(|c| c.index).collect();
+        let owners: Vec<usize> = contexts
+            .iter()
+            .filter(|c| c.node == part.worker_node)
+            .map(|c| c.index)
+            .collect();
         let per = part.buffer.len().div_ceil(owners.len().max(1)).max(1);
         let base = part.first;
         for (j, chunk) in part.buffer.chunks_mut(per).enumerate() {
             let start = base + (j * per) as u64;
-            *chunks[owners[j]].get_mut().unwrap_or_else(PoisonError::into_inner) = Some((start, chunk));
+            *chunks[owners[j]]
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner) = Some((start, chunk));
         }
     }
     pool.broadcast(|ctx| {
-        let mut slot = chunks[ctx.index].lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = chunks[ctx.index]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some((start, chunk)) = slot.as_mut() {
             for (i, v) in chunk.iter_mut().enumerate() {
                 *v = *start + i as u64;
@@ -123,10 +149,14 @@ fn sum_slice(data: &[u64]) -> u64 {
 }
 
 /// Sums through the pool: morsels queued at their home node.
-pub fn pool_sum(pool: &Pool, data: &PlacedData) -> Result<u64> {
-    let partials = pool.fold_morsels(&data.slices(), MORSEL_LEN, || 0u64, |acc, _, m| {
-        acc.wrapping_add(sum_slice(m.data))
-    })?;
+pub fn pool_sum(pool: &Pool, data: &PlacedData, morsel_kib: usize) -> Result<u64> {
+    let morsel_len = (morsel_kib * 1024 / 8).max(1);
+    let partials = pool.fold_morsels(
+        &data.slices(),
+        morsel_len,
+        || 0u64,
+        |acc, _, m| acc.wrapping_add(sum_slice(m.data)),
+    )?;
     Ok(partials.into_iter().fold(0, u64::wrapping_add))
 }
 
@@ -148,14 +178,22 @@ pub fn plain_sum(pool: &Pool, data: &PlacedData) -> Result<u64> {
                     }
                     let Some(part) = part else { return Ok(0) };
                     let per = part.buffer.len().div_ceil(peers.max(1)).max(1);
-                    let slice = part.buffer.chunks(per).nth(ctx.index_in_node).unwrap_or(&[]);
+                    let slice = part
+                        .buffer
+                        .chunks(per)
+                        .nth(ctx.index_in_node)
+                        .unwrap_or(&[]);
                     Ok::<u64, numakit_placement::PlacementError>(sum_slice(slice))
                 })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().map_err(|_| anyhow::anyhow!("a reader thread panicked"))?.map_err(anyhow::Error::from))
+            .map(|h| {
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("a reader thread panicked"))?
+                    .map_err(anyhow::Error::from)
+            })
             .collect::<Result<Vec<u64>>>()
     })?;
     Ok(sums.into_iter().fold(0, u64::wrapping_add))
@@ -179,7 +217,11 @@ pub fn placement_report(data: &PlacedData) -> Result<Vec<(NodeId, usize, usize)>
         .map(|p| {
             let counts = p.buffer.pages_per_node()?;
             let total = counts.values().sum();
-            Ok((p.memory_node, counts.get(&p.memory_node).copied().unwrap_or(0), total))
+            Ok((
+                p.memory_node,
+                counts.get(&p.memory_node).copied().unwrap_or(0),
+                total,
+            ))
         })
         .collect()
 }

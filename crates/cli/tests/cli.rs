@@ -13,7 +13,11 @@ fn numakit(args: &[&str]) -> Output {
 }
 
 fn json_of(out: &Output) -> Value {
-    assert!(out.status.success(), "failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
 }
 
@@ -21,18 +25,32 @@ fn json_of(out: &Output) -> Value {
 fn assert_error(args: &[&str], needle: &str) {
     let out = numakit(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?} should fail with 2: {stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} should fail with 2: {stderr}"
+    );
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(lines.iter().any(|l| l.contains(needle)), "{args:?}: stderr should mention `{needle}`: {stderr}");
+    assert!(
+        lines.iter().any(|l| l.contains(needle)),
+        "{args:?}: stderr should mention `{needle}`: {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
     if needle != "invalid value" {
-        assert_eq!(lines.len(), 1, "{args:?}: one error line expected: {stderr}");
+        assert_eq!(
+            lines.len(),
+            1,
+            "{args:?}: one error line expected: {stderr}"
+        );
     }
 }
 
 #[test]
 fn bad_input_gives_one_clear_line() {
-    assert_error(&["topo", "--machine", "cray-1"], "unknown machine preset `cray-1`");
+    assert_error(
+        &["topo", "--machine", "cray-1"],
+        "unknown machine preset `cray-1`",
+    );
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, r#"{"name": "x", "nodes": [}"#).unwrap();
@@ -43,15 +61,26 @@ fn bad_input_gives_one_clear_line() {
         r#"{"name":"x","description":"","source":"","nodes":[{"id":0,"socket":0,"cores":1,"threads_per_core":1}],"links":[{"a":0,"b":4,"bandwidth_gbs":1}]}"#,
     )
     .unwrap();
-    assert_error(&["topo", "--machine", no_links.to_str().unwrap()], "link 0-4");
-    assert_error(&["topo", "--machine", "/no/such/file.json"], "/no/such/file.json");
+    assert_error(
+        &["topo", "--machine", no_links.to_str().unwrap()],
+        "link 0-4",
+    );
+    assert_error(
+        &["topo", "--machine", "/no/such/file.json"],
+        "/no/such/file.json",
+    );
     assert_error(&["run", "--nodes", "7", "--size-mib", "1"], "node 7");
     assert_error(&["run", "--cpus", "", "--size-mib", "1"], "empty CPU set");
     assert_error(&["run", "--cpus", "4000", "--size-mib", "1"], "not allowed");
-    assert_error(&["run", "--threads", "0", "--size-mib", "1"], "at least one thread");
+    assert_error(
+        &["run", "--threads", "0", "--size-mib", "1"],
+        "at least one thread",
+    );
     assert_error(&["run", "--size-mib", "0"], "size-mib");
     assert_error(&["run", "--cpus", "3-1"], "invalid value");
     assert_error(&["run", "--placement", "sideways"], "invalid value");
+    assert_error(&["run", "--morsel-kib", "0"], "invalid value");
+    assert_error(&["run", "--huge-pages", "giant"], "invalid value");
 }
 
 #[test]
@@ -60,13 +89,21 @@ fn topo_shows_this_machine_and_presets() {
     assert!(!topo["nodes"].as_array().unwrap().is_empty());
     assert!(!topo["allowed"]["cpus"].as_array().unwrap().is_empty());
     let text = String::from_utf8(numakit(&["topo"]).stdout).unwrap();
-    assert!(text.contains("distances") && text.contains("allowed"), "{text}");
+    assert!(
+        text.contains("distances") && text.contains("allowed"),
+        "{text}"
+    );
 
     let li = json_of(&numakit(&["topo", "--machine", "nehalem-ex-4s", "--json"]));
     assert_eq!(li["nodes"].as_array().unwrap().len(), 4);
     assert_eq!(li["links"].as_array().unwrap().len(), 6);
     let presets = json_of(&numakit(&["topo", "--list-presets", "--json"]));
-    let names: Vec<&str> = presets.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = presets
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
     for required in [
         "nehalem-ex-4s",
         "nehalem-ex-4s-4link",
@@ -84,10 +121,17 @@ fn doctor_reports_every_check() {
     let out = numakit(&["doctor", "--json"]);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("doctor JSON");
     let failed = doc["report"]["failed"].as_u64().unwrap();
-    assert_eq!(out.status.success(), failed == 0, "exit status follows the failed count");
+    assert_eq!(
+        out.status.success(),
+        failed == 0,
+        "exit status follows the failed count"
+    );
     for c in doc["report"]["checks"].as_array().unwrap() {
         assert!(["pass", "fail", "unavailable"].contains(&c["status"].as_str().unwrap()));
-        assert!(!c["detail"].as_str().unwrap().is_empty(), "every check says why: {c}");
+        assert!(
+            !c["detail"].as_str().unwrap().is_empty(),
+            "every check says why: {c}"
+        );
     }
 }
 
@@ -96,16 +140,47 @@ fn main_job_verifies_its_result() {
     let run = json_of(&numakit(&["run", "--json", "--size-mib", "8"]));
     assert_eq!(run["reduction"]["verified"], Value::Bool(true));
     assert_eq!(run["reduction"]["bytes"].as_u64(), Some(8 << 20));
-    let off = json_of(&numakit(&["run", "--json", "--size-mib", "8", "--placement", "off", "--threads", "3"]));
+    let off = json_of(&numakit(&[
+        "run",
+        "--json",
+        "--size-mib",
+        "8",
+        "--placement",
+        "off",
+        "--threads",
+        "3",
+    ]));
     assert_eq!(off["reduction"]["workers"].as_u64(), Some(3));
     assert_eq!(off["reduction"]["verified"], Value::Bool(true));
+    let thp = json_of(&numakit(&[
+        "run",
+        "--json",
+        "--size-mib",
+        "8",
+        "--huge-pages",
+        "transparent",
+        "--morsel-kib",
+        "64",
+    ]));
+    assert_eq!(thp["reduction"]["verified"], Value::Bool(true));
     let text = String::from_utf8(numakit(&["run", "--size-mib", "4"]).stdout).unwrap();
     assert!(text.contains("(verified)"), "{text}");
 }
 
 #[test]
 fn pool_bench_runs_small() {
-    let bench = json_of(&numakit(&["bench", "pool", "--json", "--quiet", "--size-mib", "8", "--reps", "2", "--tasks", "2000"]));
+    let bench = json_of(&numakit(&[
+        "bench",
+        "pool",
+        "--json",
+        "--quiet",
+        "--size-mib",
+        "8",
+        "--reps",
+        "2",
+        "--tasks",
+        "2000",
+    ]));
     assert!(bench["ratio"].as_f64().unwrap() > 0.0);
     assert!(bench["dispatch_ns_per_task"]["median"].as_f64().unwrap() > 0.0);
     assert_eq!(bench["reps"].as_u64(), Some(2));

@@ -36,8 +36,27 @@ fn in_guest(run: &PathBuf, g: &Guest, commands: &[&str]) -> Vec<String> {
         .collect::<Vec<_>>()
         .join(" && echo @@@ && ");
     let output = Command::new(run)
-        .args(["-q", "--timeout", "300", "-n", &g.nodes.to_string(), "-c", &g.cpus.to_string()])
-        .args(["-m", "1024", "-d", g.distances, "--add", bin, "--", "sh", "-c", &script])
+        .args([
+            "-q",
+            "--timeout",
+            "300",
+            "-n",
+            &g.nodes.to_string(),
+            "-c",
+            &g.cpus.to_string(),
+        ])
+        .args([
+            "-m",
+            "1024",
+            "-d",
+            g.distances,
+            "--add",
+            bin,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
         .output()
         .expect("the numa-vm harness should start");
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
@@ -63,7 +82,9 @@ fn expected_distance(g: &Guest, i: usize, j: usize) -> u64 {
     match g.distances {
         "flat" => 21,
         "ring" => {
-            let hops = (i as i64 - j as i64).unsigned_abs().min((g.nodes - (i as i64 - j as i64).unsigned_abs() as usize) as u64);
+            let hops = (i as i64 - j as i64)
+                .unsigned_abs()
+                .min((g.nodes - (i as i64 - j as i64).unsigned_abs() as usize) as u64);
             11 + 10 * hops
         }
         "2hop" => {
@@ -94,15 +115,27 @@ fn check_topology(g: &Guest, topo: &Value) {
     assert_eq!(nodes.len(), g.nodes, "node count");
     for (i, node) in nodes.iter().enumerate() {
         assert_eq!(node["id"].as_u64(), Some(i as u64));
-        let cpus: Vec<u64> = node["cpus"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+        let cpus: Vec<u64> = node["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .collect();
         assert_eq!(cpus, expected_cpus(g, i), "CPUs of node {i}");
-        assert!(node["memory_bytes"].as_u64().unwrap() > 0, "node {i} has memory");
+        assert!(
+            node["memory_bytes"].as_u64().unwrap() > 0,
+            "node {i} has memory"
+        );
     }
     assert_eq!(topo["cpus"].as_array().unwrap().len(), g.cpus);
     assert_eq!(topo["distances_reported"], Value::Bool(true));
     for i in 0..g.nodes {
         for j in 0..g.nodes {
-            assert_eq!(topo["distances"][i][j].as_u64(), Some(expected_distance(g, i, j)), "distance {i}->{j}");
+            assert_eq!(
+                topo["distances"][i][j].as_u64(),
+                Some(expected_distance(g, i, j)),
+                "distance {i}->{j}"
+            );
         }
     }
 }
@@ -111,15 +144,29 @@ fn check_doctor(g: &Guest, doctor: &Value) {
     let report = &doctor["report"];
     let checks = report["checks"].as_array().unwrap();
     for c in checks {
-        assert_eq!(c["status"], "pass", "guest with {} nodes: check {} did not pass: {}", g.nodes, c["name"], c["detail"]);
+        assert_eq!(
+            c["status"], "pass",
+            "guest with {} nodes: check {} did not pass: {}",
+            g.nodes, c["name"], c["detail"]
+        );
     }
     let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
     for n in 0..g.nodes {
-        assert!(names.contains(&format!("place_on_node_{n}").as_str()), "bound buffer checked on node {n}");
+        assert!(
+            names.contains(&format!("place_on_node_{n}").as_str()),
+            "bound buffer checked on node {n}"
+        );
     }
     for n in 0..g.nodes.min(g.cpus) {
-        for prefix in ["pin_to_node_", "pool_workers_node_", "pool_first_touch_node_"] {
-            assert!(names.contains(&format!("{prefix}{n}").as_str()), "{prefix}{n} checked");
+        for prefix in [
+            "pin_to_node_",
+            "pool_workers_node_",
+            "pool_first_touch_node_",
+        ] {
+            assert!(
+                names.contains(&format!("{prefix}{n}").as_str()),
+                "{prefix}{n} checked"
+            );
         }
     }
     assert!(names.contains(&"interleave") && names.contains(&"pool_local_first"));
@@ -129,36 +176,76 @@ fn check_main_job(g: &Guest, run: &Value) {
     let r = &run["reduction"];
     assert_eq!(r["verified"], Value::Bool(true));
     let parts = r["parts"].as_array().unwrap();
-    assert_eq!(parts.len(), g.nodes.min(g.cpus), "one part per node with workers");
+    assert_eq!(
+        parts.len(),
+        g.nodes.min(g.cpus),
+        "one part per node with workers"
+    );
     for p in parts {
-        assert_eq!(p["pages_on_node"], p["pages"], "every page of a part on its node: {p}");
+        assert_eq!(
+            p["pages_on_node"], p["pages"],
+            "every page of a part on its node: {p}"
+        );
         assert_eq!(p["worker_node"], p["memory_node"]);
     }
     // Stealing is allowed (an idle node helps a busy one), but under
     // locality-first scheduling most morsels run on their home node.
-    let sum = |key: &str| r["per_node"].as_array().unwrap().iter().map(|n| n[key].as_u64().unwrap()).sum::<u64>();
+    let sum = |key: &str| {
+        r["per_node"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n[key].as_u64().unwrap())
+            .sum::<u64>()
+    };
     let (local, stolen) = (sum("tasks_local"), sum("tasks_stolen"));
-    assert!(local > stolen, "more local than stolen morsels: {local} local, {stolen} stolen");
+    assert!(
+        local > stolen,
+        "more local than stolen morsels: {local} local, {stolen} stolen"
+    );
 }
 
 #[test]
 fn numa_paths_hold_in_multi_node_guests() {
     let Some(run) = harness() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must run the multi-node tests, but ../shared/numa-vm/run is missing");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the multi-node tests, but ../shared/numa-vm/run is missing"
+        );
         eprintln!("skipped: no numa-vm harness at ../shared/numa-vm/run (set NUMA_VM_RUN)");
         return;
     };
     let guests = [
-        Guest { nodes: 2, cpus: 4, distances: "flat" },
-        Guest { nodes: 4, cpus: 4, distances: "ring" },
-        Guest { nodes: 8, cpus: 8, distances: "2hop" },
-        Guest { nodes: 4, cpus: 2, distances: "flat" },
+        Guest {
+            nodes: 2,
+            cpus: 4,
+            distances: "flat",
+        },
+        Guest {
+            nodes: 4,
+            cpus: 4,
+            distances: "ring",
+        },
+        Guest {
+            nodes: 8,
+            cpus: 8,
+            distances: "2hop",
+        },
+        Guest {
+            nodes: 4,
+            cpus: 2,
+            distances: "flat",
+        },
     ];
     for g in &guests {
         let out = in_guest(
             &run,
             g,
-            &["topo --json", "doctor --json", "run --json --placement strict --size-mib 64"],
+            &[
+                "topo --json",
+                "doctor --json",
+                "run --json --placement strict --size-mib 64 --morsel-kib 256",
+            ],
         );
         assert_eq!(out.len(), 3, "three outputs from the guest");
         let topo = json(&out[0]);
@@ -167,6 +254,9 @@ fn numa_paths_hold_in_multi_node_guests() {
         check_topology(g, &doctor["topology"]);
         check_doctor(g, &doctor);
         check_main_job(g, &json(&out[2]));
-        eprintln!("guest with {} nodes, {} CPUs, {} distances: all checks pass", g.nodes, g.cpus, g.distances);
+        eprintln!(
+            "guest with {} nodes, {} CPUs, {} distances: all checks pass",
+            g.nodes, g.cpus, g.distances
+        );
     }
 }

@@ -44,6 +44,20 @@ pub enum HugePages {
     Reserved,
 }
 
+impl std::str::FromStr for HugePages {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "never" => Ok(Self::Never),
+            "transparent" => Ok(Self::Transparent),
+            "reserved" => Ok(Self::Reserved),
+            other => Err(format!(
+                "unknown huge-page mode `{other}` (never, transparent, reserved)"
+            )),
+        }
+    }
+}
+
 /// How a buffer is made.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BufferOptions {
@@ -87,9 +101,12 @@ impl<T: Pod> NodeBuffer<T> {
 
     /// `len` zeroed elements made as `options` say.
     pub fn with_options(placer: &Placer, len: usize, options: BufferOptions) -> Result<Self> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or(PlacementError::OutOfMemory { node: None, bytes: usize::MAX })?;
+        let bytes =
+            len.checked_mul(std::mem::size_of::<T>())
+                .ok_or(PlacementError::OutOfMemory {
+                    node: None,
+                    bytes: usize::MAX,
+                })?;
         check_target(placer, &options.placement, bytes)?;
         if bytes == 0 {
             return Ok(Self::empty(options));
@@ -111,7 +128,13 @@ impl<T: Pod> NodeBuffer<T> {
         }
         if buffer.options.prefault {
             let has_policy = buffer.options.placement.policy().is_some();
-            touch(placer, start as usize, usable, buffer.options.placement.toucher(), has_policy)?;
+            touch(
+                placer,
+                start as usize,
+                usable,
+                buffer.options.placement.toucher(),
+                has_policy,
+            )?;
         }
         Ok(buffer)
     }
@@ -228,14 +251,21 @@ fn check_target(placer: &Placer, placement: &Placement, bytes: usize) -> Result<
         }
         let share = bytes / placement.nodes().len().max(1);
         if memory.is_some_and(|m| share as u64 > m) {
-            return Err(PlacementError::OutOfMemory { node: Some(node), bytes });
+            return Err(PlacementError::OutOfMemory {
+                node: Some(node),
+                bytes,
+            });
         }
     }
     Ok(())
 }
 
 /// Maps at least `bytes`; returns (mapping base, mapping length, data start).
-fn map_region(bytes: usize, huge: HugePages, placement: &Placement) -> Result<(*mut u8, usize, *mut u8)> {
+fn map_region(
+    bytes: usize,
+    huge: HugePages,
+    placement: &Placement,
+) -> Result<(*mut u8, usize, *mut u8)> {
     let oom = |e| PlacementError::from_os("mmap", e, placement.nodes().first(), bytes);
     match huge {
         HugePages::Never => {
@@ -261,7 +291,10 @@ fn map_region(bytes: usize, huge: HugePages, placement: &Placement) -> Result<(*
         }
         HugePages::Reserved => {
             let len = bytes.div_ceil(HUGE_PAGE) * HUGE_PAGE;
-            let base = sys::map_anonymous(len, true).map_err(oom)?;
+            let base = sys::map_anonymous(len, true).map_err(|e| match e.raw_os_error() {
+                Some(libc::ENOMEM) => PlacementError::NoReservedHugePages { bytes },
+                _ => oom(e),
+            })?;
             Ok((base, len, base))
         }
     }
@@ -269,7 +302,13 @@ fn map_region(bytes: usize, huge: HugePages, placement: &Placement) -> Result<(*
 
 /// Writes one zero byte per page, from threads pinned to `node` when given
 /// (the first touch decides where a page lands under local allocation).
-fn touch(placer: &Placer, start: usize, len: usize, node: Option<NodeId>, placement_has_policy: bool) -> Result<()> {
+fn touch(
+    placer: &Placer,
+    start: usize,
+    len: usize,
+    node: Option<NodeId>,
+    placement_has_policy: bool,
+) -> Result<()> {
     let page = sys::page_size();
     let cpus: Vec<u32> = match (node, placement_has_policy) {
         (None, _) => Vec::new(),

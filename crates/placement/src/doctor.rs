@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use numakit_topology::{NodeId, NodeSet, Topology};
 
-use crate::buffer::NodeBuffer;
+use crate::buffer::{BufferOptions, HugePages, NodeBuffer, HUGE_PAGE};
 use crate::error::PlacementError;
 use crate::pages::PageLocation;
 use crate::placer::{current_affinity, current_cpu, PlacementMode, Placer};
@@ -90,6 +90,8 @@ pub fn run(topology: Arc<Topology>) -> Report {
         checks.push(placed_buffer_check(&placer, node));
     }
     checks.push(interleave_check(&placer));
+    checks.push(migrate_check(&placer));
+    checks.push(huge_page_check(&placer));
     for node in topology.compute_nodes() {
         checks.push(pinning_check(&placer, node));
     }
@@ -121,12 +123,18 @@ fn nodes_check(topo: &Topology) -> Check {
 }
 
 fn read_setting(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 fn thp_check() -> Check {
     match read_setting("/sys/kernel/mm/transparent_hugepage/enabled") {
-        None => check("transparent_huge_pages", Status::Unavailable, "THP not configured in this kernel"),
+        None => check(
+            "transparent_huge_pages",
+            Status::Unavailable,
+            "THP not configured in this kernel",
+        ),
         Some(text) => {
             let mode = text
                 .split_whitespace()
@@ -135,10 +143,14 @@ fn thp_check() -> Check {
                 .unwrap_or(text);
             let advice = match mode.as_str() {
                 "always" => "numakit buffers opt out with MADV_NOHUGEPAGE unless huge pages are asked for, so a neighbour's 2 MiB fault cannot misplace them",
-                "madvise" => "huge pages only where asked (numakit --huge-pages)",
+                "madvise" => "huge pages only where asked (numakit --huge-pages transparent)",
                 _ => "huge pages unavailable; placement is per 4 KiB page",
             };
-            check("transparent_huge_pages", Status::Pass, format!("mode {mode}: {advice}"))
+            check(
+                "transparent_huge_pages",
+                Status::Pass,
+                format!("mode {mode}: {advice}"),
+            )
         }
     }
 }
@@ -176,7 +188,8 @@ fn first_memory_node(placer: &Placer) -> Result<NodeId, PlacementError> {
 fn mbind_works(placer: &Placer) -> Result<String, PlacementError> {
     let node = first_memory_node(placer)?;
     let len = sys::page_size() * 4;
-    let base = sys::map_anonymous(len, false).map_err(|e| PlacementError::from_os("mmap", e, None, len))?;
+    let base = sys::map_anonymous(len, false)
+        .map_err(|e| PlacementError::from_os("mmap", e, None, len))?;
     let result = sys::mbind(base, len, sys::MPOL_BIND, &NodeSet::single(node), 0)
         .map_err(|e| PlacementError::from_os("mbind", e, Some(node), len));
     // SAFETY: `base` is the mapping made above, never handed out.
@@ -192,7 +205,9 @@ fn set_mempolicy_works(placer: &Placer) -> Result<String, PlacementError> {
     std::thread::spawn(move || {
         placer.set_thread_policy(&MemPolicy::Preferred(node))?;
         placer.set_thread_policy(&MemPolicy::Default)?;
-        Ok(format!("set and reset a thread policy (preferred node {node})"))
+        Ok(format!(
+            "set and reset a thread policy (preferred node {node})"
+        ))
     })
     .join()
     .unwrap_or(Err(PlacementError::EmptyCpuSet))
@@ -219,9 +234,20 @@ fn placed_buffer_check(placer: &Placer, node: NodeId) -> Check {
     match buffer.page_locations() {
         Err(e) => syscall_check(&name, Err(e)),
         Ok(locs) => {
-            let on_node = locs.iter().filter(|l| **l == PageLocation::Node(node)).count();
-            let status = if on_node == locs.len() { Status::Pass } else { Status::Fail };
-            let detail = format!("{on_node}/{} pages of a bound, first-touched buffer on node {node}; per node {:?}", locs.len(), buffer.pages_per_node().unwrap_or_default());
+            let on_node = locs
+                .iter()
+                .filter(|l| **l == PageLocation::Node(node))
+                .count();
+            let status = if on_node == locs.len() {
+                Status::Pass
+            } else {
+                Status::Fail
+            };
+            let detail = format!(
+                "{on_node}/{} pages of a bound, first-touched buffer on node {node}; per node {:?}",
+                locs.len(),
+                buffer.pages_per_node().unwrap_or_default()
+            );
             check(name, status, detail)
         }
     }
@@ -230,10 +256,18 @@ fn placed_buffer_check(placer: &Placer, node: NodeId) -> Check {
 fn interleave_check(placer: &Placer) -> Check {
     let nodes: NodeSet = placer.topology().memory_nodes().into_iter().collect();
     if nodes.len() < 2 {
-        return check("interleave", Status::Unavailable, "one memory node: nothing to interleave over");
+        return check(
+            "interleave",
+            Status::Unavailable,
+            "one memory node: nothing to interleave over",
+        );
     }
     let pages = nodes.len() * 8;
-    let buffer = match NodeBuffer::<u8>::new(placer, pages * sys::page_size(), Placement::Interleave(nodes.clone())) {
+    let buffer = match NodeBuffer::<u8>::new(
+        placer,
+        pages * sys::page_size(),
+        Placement::Interleave(nodes.clone()),
+    ) {
         Ok(b) => b,
         Err(e) => return syscall_check("interleave", Err(e)),
     };
@@ -256,9 +290,23 @@ fn interleave_check(placer: &Placer) -> Check {
                 (Some(a), Some(b)) => b == next(a),
                 _ => false,
             });
-            let status = if round_robin { Status::Pass } else { Status::Fail };
-            let shown: Vec<String> = on.iter().map(|n| n.map_or("-".into(), |n| n.to_string())).collect();
-            check("interleave", status, format!("{pages} pages over nodes {nodes}, page by page: {}", shown.join(" ")))
+            let status = if round_robin {
+                Status::Pass
+            } else {
+                Status::Fail
+            };
+            let shown: Vec<String> = on
+                .iter()
+                .map(|n| n.map_or("-".into(), |n| n.to_string()))
+                .collect();
+            check(
+                "interleave",
+                status,
+                format!(
+                    "{pages} pages over nodes {nodes}, page by page: {}",
+                    shown.join(" ")
+                ),
+            )
         }
     }
 }
@@ -285,10 +333,88 @@ fn pinning_check(placer: &Placer, node: NodeId) -> Check {
     match observed {
         Err(e) => syscall_check(&name, Err(e)),
         Ok((mask, seen)) => {
-            let stray: Vec<_> = seen.iter().filter(|(cpu, _)| !expected.contains(*cpu)).collect();
+            let stray: Vec<_> = seen
+                .iter()
+                .filter(|(cpu, _)| !expected.contains(*cpu))
+                .collect();
             let wrong_node = seen.iter().any(|(_, n)| *n != node);
-            let status = if mask == expected && stray.is_empty() && !wrong_node { Status::Pass } else { Status::Fail };
-            check(name, status, format!("affinity {mask} (expected {expected}); ran on CPUs {:?}", seen.iter().map(|(c, _)| *c).collect::<Vec<_>>()))
+            let status = if mask == expected && stray.is_empty() && !wrong_node {
+                Status::Pass
+            } else {
+                Status::Fail
+            };
+            check(
+                name,
+                status,
+                format!(
+                    "affinity {mask} (expected {expected}); ran on CPUs {:?}",
+                    seen.iter().map(|(c, _)| *c).collect::<Vec<_>>()
+                ),
+            )
+        }
+    }
+}
+
+fn migrate_check(placer: &Placer) -> Check {
+    let nodes = placer.topology().memory_nodes();
+    let (Some(&from), Some(&to)) = (nodes.first(), nodes.last()) else {
+        return check("migrate", Status::Unavailable, "no memory node");
+    };
+    if from == to {
+        return check(
+            "migrate",
+            Status::Unavailable,
+            "one memory node: nowhere to migrate to",
+        );
+    }
+    let mut buffer = match NodeBuffer::<u8>::new(placer, PROBE_BYTES, Placement::OnNode(from)) {
+        Ok(b) => b,
+        Err(e) => return syscall_check("migrate", Err(e)),
+    };
+    match buffer
+        .migrate_to(placer, to)
+        .and_then(|moved| Ok((moved, buffer.pages_per_node()?)))
+    {
+        Err(e) => syscall_check("migrate", Err(e)),
+        Ok((moved, counts)) => {
+            let all = counts.values().sum::<usize>();
+            let status = if moved == all && counts.get(&to) == Some(&all) {
+                Status::Pass
+            } else {
+                Status::Fail
+            };
+            check(
+                "migrate",
+                status,
+                format!(
+                    "moved a {} KiB buffer from node {from} to node {to}: per node {counts:?}",
+                    PROBE_BYTES >> 10
+                ),
+            )
+        }
+    }
+}
+
+fn huge_page_check(placer: &Placer) -> Check {
+    let Some(&node) = placer.topology().memory_nodes().last() else {
+        return check("huge_page_placement", Status::Unavailable, "no memory node");
+    };
+    let mut options = BufferOptions::new(Placement::OnNode(node));
+    options.huge_pages = HugePages::Transparent;
+    let buffer = match NodeBuffer::<u8>::with_options(placer, 2 * HUGE_PAGE, options) {
+        Ok(b) => b,
+        Err(e) => return syscall_check("huge_page_placement", Err(e)),
+    };
+    match buffer.pages_per_node() {
+        Err(e) => syscall_check("huge_page_placement", Err(e)),
+        Ok(counts) => {
+            let all = counts.values().sum::<usize>();
+            let status = if all > 0 && counts.get(&node) == Some(&all) {
+                Status::Pass
+            } else {
+                Status::Fail
+            };
+            check("huge_page_placement", status, format!("a 4 MiB transparent-huge-page buffer bound to node {node}: base pages per node {counts:?}"))
         }
     }
 }

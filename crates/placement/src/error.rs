@@ -34,6 +34,9 @@ pub enum PlacementError {
     #[error("out of memory placing {bytes} bytes{}", node.map(|n| format!(" on node {n}")).unwrap_or_default())]
     OutOfMemory { node: Option<NodeId>, bytes: usize },
 
+    #[error("no reserved huge pages for {bytes} bytes: reserve some in /proc/sys/vm/nr_hugepages, or use transparent huge pages")]
+    NoReservedHugePages { bytes: usize },
+
     #[error("{call} failed: {source}")]
     Os {
         call: &'static str,
@@ -47,7 +50,12 @@ pub enum PlacementError {
 
 impl PlacementError {
     /// Maps an errno from `call` to the matching variant.
-    pub fn from_os(call: &'static str, source: io::Error, node: Option<NodeId>, bytes: usize) -> Self {
+    pub fn from_os(
+        call: &'static str,
+        source: io::Error,
+        node: Option<NodeId>,
+        bytes: usize,
+    ) -> Self {
         match source.raw_os_error() {
             Some(libc::EPERM) | Some(libc::EACCES) => Self::NotPermitted { call },
             Some(libc::ENOSYS) => Self::NotSupported { call },

@@ -166,7 +166,12 @@ impl Placer {
     }
 
     /// Sets the policy of a mapped, page-aligned region (used by buffers).
-    pub(crate) fn bind_region(&self, addr: *mut u8, len: usize, policy: &MemPolicy) -> Result<Outcome> {
+    pub(crate) fn bind_region(
+        &self,
+        addr: *mut u8,
+        len: usize,
+        policy: &MemPolicy,
+    ) -> Result<Outcome> {
         self.check_policy(policy)?;
         if self.mode == PlacementMode::Off || len == 0 {
             return Ok(Outcome::Skipped);

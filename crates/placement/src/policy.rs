@@ -98,14 +98,20 @@ mod tests {
 
     #[test]
     fn placements_map_to_policies_and_touchers() {
-        assert_eq!(Placement::OnNode(3).policy(), Some(MemPolicy::Bind(NodeSet::single(3))));
+        assert_eq!(
+            Placement::OnNode(3).policy(),
+            Some(MemPolicy::Bind(NodeSet::single(3)))
+        );
         assert_eq!(Placement::OnNode(3).toucher(), Some(3));
         assert_eq!(Placement::FirstTouch(1).policy(), None);
         assert_eq!(Placement::FirstTouch(1).toucher(), Some(1));
         let all = NodeSet::first_n(4);
         assert_eq!(Placement::Interleave(all.clone()).nodes(), all);
         assert_eq!(Placement::Anywhere.nodes(), NodeSet::new());
-        assert_eq!(MemPolicy::Preferred(2).kernel_args(), (sys::MPOL_PREFERRED, NodeSet::single(2)));
+        assert_eq!(
+            MemPolicy::Preferred(2).kernel_args(),
+            (sys::MPOL_PREFERRED, NodeSet::single(2))
+        );
         assert_eq!(MemPolicy::Local.kernel_args().0, sys::MPOL_LOCAL);
     }
 }

@@ -132,6 +132,9 @@ pub fn set_mempolicy(mode: i32, nodes: &IdSet) -> io::Result<()> {
 }
 
 /// Sets the memory policy of `len` bytes at `addr` (page aligned).
+// The kernel validates the range and never writes through `addr`, so this
+// is safe for any address (a bad one gives EFAULT/ENOMEM).
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn mbind(addr: *mut u8, len: usize, mode: i32, nodes: &IdSet, flags: u32) -> io::Result<()> {
     let (words, maxnode) = mask_args(nodes);
     let (ptr, maxnode) = if nodes.is_empty() {
@@ -143,14 +146,14 @@ pub fn mbind(addr: *mut u8, len: usize, mode: i32, nodes: &IdSet, flags: u32) ->
     // MPOL_MF_MOVE, moves pages without changing their contents); it never
     // writes through `addr`. The mask pointer is NULL or valid as above. A
     // range that is not mapped makes the kernel return EFAULT/ENOMEM.
-    let ret = unsafe {
-        libc::syscall(libc::SYS_mbind, addr, len, mode, ptr, maxnode, flags)
-    };
+    let ret = unsafe { libc::syscall(libc::SYS_mbind, addr, len, mode, ptr, maxnode, flags) };
     check(ret).map(drop)
 }
 
 /// The node that holds the page containing `addr` (faulting it in if it was
 /// never touched, as `get_mempolicy(MPOL_F_NODE|MPOL_F_ADDR)` does).
+// The kernel only looks the address up; a bad one gives EFAULT.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn node_of_address(addr: *const u8) -> io::Result<u32> {
     let mut node: libc::c_int = 0;
     // SAFETY: the kernel writes one int to `node`, a local; the mask pointer
@@ -172,7 +175,11 @@ pub fn node_of_address(addr: *const u8) -> io::Result<u32> {
 /// to its target node, without it it only reports where each page is. Each
 /// status entry becomes a node id or a negative errno (`-ENOENT`: not yet
 /// touched).
-pub fn move_pages(pages: &[*mut u8], targets: Option<&[i32]>, status: &mut [i32]) -> io::Result<()> {
+pub fn move_pages(
+    pages: &[*mut u8],
+    targets: Option<&[i32]>,
+    status: &mut [i32],
+) -> io::Result<()> {
     if status.len() != pages.len() || targets.is_some_and(|t| t.len() != pages.len()) {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }

@@ -16,17 +16,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut buffers = Vec::new();
     for node in pool.nodes() {
         let mut buffer = NodeBuffer::<u64>::new(pool.placer(), 2 << 20, Placement::OnNode(node))?;
-        buffer.iter_mut().enumerate().for_each(|(i, v)| *v = i as u64);
+        buffer
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = i as u64);
         buffers.push((node, buffer));
     }
     let parts: Vec<NodeSlice<'_, u64>> = buffers
         .iter()
-        .map(|(node, b)| NodeSlice { node: *node, data: &b[..] })
+        .map(|(node, b)| NodeSlice {
+            node: *node,
+            data: &b[..],
+        })
         .collect();
 
-    let partials = pool.fold_morsels(&parts, 64 * 1024, || 0u64, |acc, _ctx, morsel| {
-        acc + morsel.data.iter().sum::<u64>()
-    })?;
+    let partials = pool.fold_morsels(
+        &parts,
+        64 * 1024,
+        || 0u64,
+        |acc, _ctx, morsel| acc + morsel.data.iter().sum::<u64>(),
+    )?;
     println!("sum = {}", partials.iter().sum::<u64>());
     for s in pool.stats() {
         println!(

@@ -70,7 +70,10 @@ impl PhaseBarrier {
 
     /// Whether the barrier is broken.
     pub fn is_broken(&self) -> bool {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).broken
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .broken
     }
 }
 

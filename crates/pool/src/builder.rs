@@ -83,7 +83,9 @@ impl PoolBuilder {
     }
 
     fn check_cpus(&self) -> Result<()> {
-        let Some(wanted) = &self.cpus else { return Ok(()) };
+        let Some(wanted) = &self.cpus else {
+            return Ok(());
+        };
         if wanted.is_empty() {
             return Err(PlacementError::EmptyCpuSet.into());
         }
@@ -200,7 +202,9 @@ impl PoolBuilder {
         let nodes = node_ids
             .iter()
             .map(|&id| {
-                let order = topo.nodes_by_distance(id).map_err(|e| PoolError::Placement(e.into()))?;
+                let order = topo
+                    .nodes_by_distance(id)
+                    .map_err(|e| PoolError::Placement(e.into()))?;
                 let steal_order = order
                     .iter()
                     .filter_map(|n| node_ids.iter().position(|m| m == n))

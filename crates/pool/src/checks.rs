@@ -8,7 +8,9 @@ use std::sync::{Arc, Barrier, Mutex, PoisonError};
 use std::time::Duration;
 
 use numakit_placement::doctor::{check, Check, Status};
-use numakit_placement::{current_cpu, BufferOptions, NodeBuffer, PageLocation, Placement, PlacementError};
+use numakit_placement::{
+    current_cpu, BufferOptions, NodeBuffer, PageLocation, Placement, PlacementError,
+};
 use numakit_topology::{NodeId, Topology};
 
 use crate::{Pool, PoolBuilder, PoolError};
@@ -30,7 +32,11 @@ pub fn run(topology: Arc<Topology>) -> Vec<Check> {
 
 fn failure(name: &str, e: &PoolError) -> Check {
     let refused = matches!(e, PoolError::Placement(p) if p.is_refusal());
-    let status = if refused { Status::Unavailable } else { Status::Fail };
+    let status = if refused {
+        Status::Unavailable
+    } else {
+        Status::Fail
+    };
     check(name, status, e.to_string())
 }
 
@@ -58,7 +64,14 @@ fn workers_checks(pool: &Pool) -> Vec<Check> {
                 }
             }
             let status = if ok { Status::Pass } else { Status::Fail };
-            check(name, status, format!("{} worker(s) ran on CPUs {ran_on:?}; node {node} has CPUs {cpus}", mine.len()))
+            check(
+                name,
+                status,
+                format!(
+                    "{} worker(s) ran on CPUs {ran_on:?}; node {node} has CPUs {cpus}",
+                    mine.len()
+                ),
+            )
         })
         .collect()
 }
@@ -74,14 +87,18 @@ fn first_touch_checks(pool: &Pool) -> Vec<Check> {
     options.prefault = false;
     let buffers: Result<Vec<Mutex<NodeBuffer<u8>>>, PlacementError> = nodes
         .iter()
-        .map(|_| NodeBuffer::with_options(pool.placer(), TOUCH_BYTES, options.clone()).map(Mutex::new))
+        .map(|_| {
+            NodeBuffer::with_options(pool.placer(), TOUCH_BYTES, options.clone()).map(Mutex::new)
+        })
         .collect();
     let buffers = match buffers {
         Ok(b) => b,
         Err(e) => return vec![failure("pool_first_touch", &PoolError::Placement(e))],
     };
     let touched = pool.broadcast(|ctx| {
-        let Some(i) = nodes.iter().position(|&n| n == ctx.node) else { return };
+        let Some(i) = nodes.iter().position(|&n| n == ctx.node) else {
+            return;
+        };
         if ctx.index_in_node == 0 {
             let mut buffer = buffers[i].lock().unwrap_or_else(PoisonError::into_inner);
             buffer.iter_mut().step_by(4096).for_each(|b| *b = 1);
@@ -114,7 +131,11 @@ fn first_touch_checks(pool: &Pool) -> Vec<Check> {
 fn local_first_check(pool: &Pool) -> Check {
     let nodes = pool.nodes();
     if nodes.len() < 2 {
-        return check("pool_local_first", Status::Unavailable, "one node with workers: nothing to steal");
+        return check(
+            "pool_local_first",
+            Status::Unavailable,
+            "one node with workers: nothing to steal",
+        );
     }
     let workers = pool.workers();
     let gate = Barrier::new(workers + 1);
@@ -131,7 +152,9 @@ fn local_first_check(pool: &Pool) -> Check {
             for _ in 0..count {
                 let log = &log;
                 let queued = s.spawn_on(home, move |ctx| {
-                    log.lock().unwrap_or_else(PoisonError::into_inner).push((ctx.index, ctx.node, home));
+                    log.lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((ctx.index, ctx.node, home));
                     std::thread::sleep(Duration::from_micros(100));
                 });
                 if let Err(e) = queued {
@@ -150,15 +173,26 @@ fn local_first_check(pool: &Pool) -> Check {
     let mut late_local = Vec::new();
     let (mut local, mut stolen) = (0, 0);
     for w in 0..workers {
-        let homes: Vec<(NodeId, NodeId)> = log.iter().filter(|e| e.0 == w).map(|e| (e.1, e.2)).collect();
-        let first_stolen = homes.iter().position(|(mine, home)| mine != home).unwrap_or(homes.len());
+        let homes: Vec<(NodeId, NodeId)> = log
+            .iter()
+            .filter(|e| e.0 == w)
+            .map(|e| (e.1, e.2))
+            .collect();
+        let first_stolen = homes
+            .iter()
+            .position(|(mine, home)| mine != home)
+            .unwrap_or(homes.len());
         local += homes.iter().filter(|(m, h)| m == h).count();
         stolen += homes.len() - homes.iter().filter(|(m, h)| m == h).count();
         if homes[first_stolen..].iter().any(|(m, h)| m == h) {
             late_local.push(w);
         }
     }
-    let status = if late_local.is_empty() && stolen > 0 { Status::Pass } else { Status::Fail };
+    let status = if late_local.is_empty() && stolen > 0 {
+        Status::Pass
+    } else {
+        Status::Fail
+    };
     check(
         "pool_local_first",
         status,

@@ -22,7 +22,9 @@ pub enum PoolError {
     #[error("a pool must have at least one thread; {0} was asked for")]
     BadThreadCount(usize),
 
-    #[error("broadcast and lock-step phases cannot be started from inside a task of the same pool")]
+    #[error(
+        "broadcast and lock-step phases cannot be started from inside a task of the same pool"
+    )]
     NestedBroadcast,
 
     #[error("cannot start worker thread: {0}")]

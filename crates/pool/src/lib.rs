@@ -23,9 +23,9 @@ mod job;
 pub mod morsel;
 mod phases;
 mod pool;
-mod scope;
 #[cfg(test)]
 mod scheduling_tests;
+mod scope;
 mod sleep;
 pub mod stats;
 

@@ -53,7 +53,12 @@ pub fn split<'a, T>(parts: &[NodeSlice<'a, T>], morsel_len: usize) -> Vec<Morsel
 
 impl Pool {
     /// Runs `f` on every morsel of `parts`, each queued at its home node.
-    pub fn for_each_morsel<T, F>(&self, parts: &[NodeSlice<'_, T>], morsel_len: usize, f: F) -> Result<()>
+    pub fn for_each_morsel<T, F>(
+        &self,
+        parts: &[NodeSlice<'_, T>],
+        morsel_len: usize,
+        f: F,
+    ) -> Result<()>
     where
         T: Sync,
         F: Fn(&WorkerContext, Morsel<'_, T>) + Sync,
@@ -71,23 +76,36 @@ impl Pool {
     /// Folds every morsel into one accumulator per worker (no locking
     /// between workers) and returns the accumulators of the workers that
     /// ran at least one morsel.
-    pub fn fold_morsels<T, A, I, F>(&self, parts: &[NodeSlice<'_, T>], morsel_len: usize, init: I, fold: F) -> Result<Vec<A>>
+    pub fn fold_morsels<T, A, I, F>(
+        &self,
+        parts: &[NodeSlice<'_, T>],
+        morsel_len: usize,
+        init: I,
+        fold: F,
+    ) -> Result<Vec<A>>
     where
         T: Sync,
         A: Send,
         I: Fn() -> A + Sync,
         F: Fn(A, &WorkerContext, Morsel<'_, T>) -> A + Sync,
     {
-        let slots: Vec<CachePadded<Mutex<Option<A>>>> =
-            (0..self.workers()).map(|_| CachePadded::new(Mutex::new(None))).collect();
+        let slots: Vec<CachePadded<Mutex<Option<A>>>> = (0..self.workers())
+            .map(|_| CachePadded::new(Mutex::new(None)))
+            .collect();
         self.for_each_morsel(parts, morsel_len, |ctx, morsel| {
-            let mut slot = slots[ctx.index].lock().unwrap_or_else(PoisonError::into_inner);
+            let mut slot = slots[ctx.index]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let acc = slot.take().unwrap_or_else(&init);
             *slot = Some(fold(acc, ctx, morsel));
         })?;
         Ok(slots
             .into_iter()
-            .filter_map(|s| CachePadded::into_inner(s).into_inner().unwrap_or_else(PoisonError::into_inner))
+            .filter_map(|s| {
+                CachePadded::into_inner(s)
+                    .into_inner()
+                    .unwrap_or_else(PoisonError::into_inner)
+            })
             .collect())
     }
 }
@@ -100,14 +118,24 @@ mod tests {
     fn split_covers_every_element_once() {
         let a: Vec<u32> = (0..10).collect();
         let b: Vec<u32> = (10..13).collect();
-        let parts = [NodeSlice { node: 0, data: &a }, NodeSlice { node: 1, data: &b }];
+        let parts = [
+            NodeSlice { node: 0, data: &a },
+            NodeSlice { node: 1, data: &b },
+        ];
         let morsels = split(&parts, 4);
         assert_eq!(morsels.len(), 4);
-        let all: Vec<u32> = morsels.iter().flat_map(|m| m.data.iter().copied()).collect();
+        let all: Vec<u32> = morsels
+            .iter()
+            .flat_map(|m| m.data.iter().copied())
+            .collect();
         assert_eq!(all, (0..13).collect::<Vec<_>>());
         assert_eq!(morsels[2].offset, 8);
         assert_eq!(morsels[3].node, 1);
         assert!(split::<u32>(&[], 4).is_empty());
-        assert_eq!(split(&parts, 0).len(), 13, "a zero length means one element per morsel");
+        assert_eq!(
+            split(&parts, 0).len(),
+            13,
+            "a zero length means one element per morsel"
+        );
     }
 }

@@ -30,7 +30,9 @@ impl Pool {
                 let (f, slots) = (&f, &slots);
                 scope.spawn_on_worker(worker, move |ctx| {
                     let value = f(ctx);
-                    *slots[ctx.index].lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
+                    *slots[ctx.index]
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = Some(value);
                 });
             }
         })?;

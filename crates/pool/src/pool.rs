@@ -78,10 +78,12 @@ impl Shared {
             return Ok(i);
         }
         let topo = self.placer.topology();
-        let nearest = topo.nodes_by_distance(node).map_err(|_| PoolError::UnknownNode {
-            node,
-            known: topo.node_ids().to_list_string(),
-        })?;
+        let nearest = topo
+            .nodes_by_distance(node)
+            .map_err(|_| PoolError::UnknownNode {
+                node,
+                known: topo.node_ids().to_list_string(),
+            })?;
         nearest
             .iter()
             .find_map(|n| self.nodes.iter().position(|q| q.id == *n))
@@ -123,13 +125,16 @@ impl Shared {
         let slot = &self.workers[worker];
         let start = Instant::now();
         (job.run)(&slot.ctx);
-        slot.counters.record(stolen, start.elapsed().as_nanos() as u64);
+        slot.counters
+            .record(stolen, start.elapsed().as_nanos() as u64);
     }
 
     /// The worker index of the calling thread if it belongs to this pool.
     pub(crate) fn current_worker(self: &Arc<Self>) -> Option<usize> {
         let me = self.identity();
-        CURRENT.with(|c| c.get()).and_then(|(pool, w)| (pool == me).then_some(w))
+        CURRENT
+            .with(|c| c.get())
+            .and_then(|(pool, w)| (pool == me).then_some(w))
     }
 }
 

@@ -12,7 +12,9 @@ use crate::{Pool, PoolBuilder};
 /// `n` nodes with one single-threaded core each; distances given row-major.
 pub(crate) fn described(n: usize, distances: Option<Vec<Vec<u32>>>) -> Arc<Topology> {
     let nodes: Vec<String> = (0..n)
-        .map(|i| format!(r#"{{"id":{i},"socket":{i},"cores":1,"threads_per_core":1,"memory_gib":1}}"#))
+        .map(|i| {
+            format!(r#"{{"id":{i},"socket":{i},"cores":1,"threads_per_core":1,"memory_gib":1}}"#)
+        })
         .collect();
     let distances = distances
         .map(|d| format!(r#","distances":{}"#, serde_json_like(&d)))
@@ -21,19 +23,31 @@ pub(crate) fn described(n: usize, distances: Option<Vec<Vec<u32>>>) -> Arc<Topol
         r#"{{"name":"test","description":"","source":"","nodes":[{}]{distances}}}"#,
         nodes.join(",")
     );
-    Arc::new(MachineDescription::from_json(&json, "test").unwrap().to_topology())
+    Arc::new(
+        MachineDescription::from_json(&json, "test")
+            .unwrap()
+            .to_topology(),
+    )
 }
 
 fn serde_json_like(d: &[Vec<u32>]) -> String {
     let rows: Vec<String> = d
         .iter()
-        .map(|r| format!("[{}]", r.iter().map(u32::to_string).collect::<Vec<_>>().join(",")))
+        .map(|r| {
+            format!(
+                "[{}]",
+                r.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+            )
+        })
         .collect();
     format!("[{}]", rows.join(","))
 }
 
 fn unpinned(topo: Arc<Topology>) -> Pool {
-    PoolBuilder::new(topo).placement(PlacementMode::Off).build().unwrap()
+    PoolBuilder::new(topo)
+        .placement(PlacementMode::Off)
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -63,7 +77,11 @@ fn local_tasks_run_before_stolen_ones() {
     let log = log.into_inner().unwrap();
     assert_eq!(log.len(), 40);
     for worker in 0..2 {
-        let homes: Vec<u32> = log.iter().filter(|(w, _)| *w == worker).map(|(_, h)| *h).collect();
+        let homes: Vec<u32> = log
+            .iter()
+            .filter(|(w, _)| *w == worker)
+            .map(|(_, h)| *h)
+            .collect();
         let own = worker as u32;
         let first_foreign = homes.iter().position(|&h| h != own).unwrap_or(homes.len());
         assert!(
@@ -72,8 +90,14 @@ fn local_tasks_run_before_stolen_ones() {
         );
     }
     let stats = pool.stats();
-    assert_eq!(stats[1].tasks_stolen as usize, log.iter().filter(|(w, h)| *w == 1 && *h == 0).count());
-    assert!(stats[1].tasks_stolen > 0, "the idle node should have stolen: {stats:?}");
+    assert_eq!(
+        stats[1].tasks_stolen as usize,
+        log.iter().filter(|(w, h)| *w == 1 && *h == 0).count()
+    );
+    assert!(
+        stats[1].tasks_stolen > 0,
+        "the idle node should have stolen: {stats:?}"
+    );
     assert!(stats[0].tasks_local > 0);
 }
 
@@ -124,7 +148,11 @@ fn memory_only_home_goes_to_the_nearest_compute_node() {
                {"id":1,"socket":1,"cores":1,"threads_per_core":1},
                {"id":5,"socket":1,"cores":0,"threads_per_core":0,"memory_gib":4}],
       "distances":[[10,20,30],[20,10,15],[30,15,10]]}"#;
-    let topo = Arc::new(MachineDescription::from_json(json, "t").unwrap().to_topology());
+    let topo = Arc::new(
+        MachineDescription::from_json(json, "t")
+            .unwrap()
+            .to_topology(),
+    );
     let pool = unpinned(topo);
     assert_eq!(pool.shared.route(5).unwrap(), 1);
     assert!(pool.shared.route(9).is_err());

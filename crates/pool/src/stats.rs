@@ -67,8 +67,8 @@ pub struct NodeStats {
 pub fn per_node(stats: &[WorkerStats]) -> Vec<NodeStats> {
     let mut out: Vec<NodeStats> = Vec::new();
     for s in stats {
-        let entry = match out.iter_mut().position(|n| n.node == s.node) {
-            Some(i) => &mut out[i],
+        let index = match out.iter().position(|n| n.node == s.node) {
+            Some(i) => i,
             None => {
                 out.push(NodeStats {
                     node: s.node,
@@ -77,9 +77,10 @@ pub fn per_node(stats: &[WorkerStats]) -> Vec<NodeStats> {
                     tasks_stolen: 0,
                     busy_ns: 0,
                 });
-                out.last_mut().expect("just pushed")
+                out.len() - 1
             }
         };
+        let entry = &mut out[index];
         entry.workers += 1;
         entry.tasks_local += s.tasks_local;
         entry.tasks_stolen += s.tasks_stolen;

@@ -14,11 +14,18 @@ fn two_nodes(cores: u32) -> Arc<Topology> {
         {{"id":0,"socket":0,"cores":{cores},"threads_per_core":1,"memory_gib":1}},
         {{"id":1,"socket":1,"cores":{cores},"threads_per_core":1,"memory_gib":1}}]}}"#
     );
-    Arc::new(MachineDescription::from_json(&json, "t").unwrap().to_topology())
+    Arc::new(
+        MachineDescription::from_json(&json, "t")
+            .unwrap()
+            .to_topology(),
+    )
 }
 
 fn unpinned(cores: u32) -> numakit_pool::Pool {
-    PoolBuilder::new(two_nodes(cores)).placement(PlacementMode::Off).build().unwrap()
+    PoolBuilder::new(two_nodes(cores))
+        .placement(PlacementMode::Off)
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -56,7 +63,10 @@ fn a_panicking_task_is_an_error_and_the_pool_survives() {
             }
         })
         .unwrap_err();
-    assert!(matches!(err, PoolError::TaskPanicked { ref message, .. } if message.contains("task seven")), "{err}");
+    assert!(
+        matches!(err, PoolError::TaskPanicked { ref message, .. } if message.contains("task seven")),
+        "{err}"
+    );
     assert_eq!(ran.load(SeqCst), 19, "the other tasks still ran");
     let again = pool.broadcast(|ctx| ctx.index).unwrap();
     assert_eq!(again, vec![0, 1, 2, 3]);
@@ -83,7 +93,12 @@ fn lockstep_steps_never_overlap() {
     let arrived: Vec<AtomicUsize> = (0..steps).map(|_| AtomicUsize::new(0)).collect();
     pool.run_lockstep(steps, |_, step| {
         if step > 0 {
-            assert_eq!(arrived[step - 1].load(SeqCst), 4, "step {step} began before step {} ended", step - 1);
+            assert_eq!(
+                arrived[step - 1].load(SeqCst),
+                4,
+                "step {step} began before step {} ended",
+                step - 1
+            );
         }
         arrived[step].fetch_add(1, SeqCst);
     })
@@ -116,7 +131,10 @@ fn the_pool_is_reused_across_many_phases() {
     let tasks: u64 = stats.iter().map(|s| s.tasks_local + s.tasks_stolen).sum();
     assert_eq!(tasks, 1600);
     pool.reset_stats();
-    assert!(pool.stats().iter().all(|s| s.tasks_local == 0 && s.tasks_stolen == 0));
+    assert!(pool
+        .stats()
+        .iter()
+        .all(|s| s.tasks_local == 0 && s.tasks_stolen == 0));
 }
 
 #[test]
@@ -135,7 +153,10 @@ fn nested_scopes_help_instead_of_deadlocking() {
                     }
                 })
                 .unwrap();
-                assert!(matches!(pool.broadcast(|_| ()), Err(PoolError::NestedBroadcast)));
+                assert!(matches!(
+                    pool.broadcast(|_| ()),
+                    Err(PoolError::NestedBroadcast)
+                ));
             });
         }
     })
@@ -148,14 +169,40 @@ fn fold_morsels_sums_node_slices() {
     let pool = unpinned(2);
     let a: Vec<u64> = (0..100_000).collect();
     let b: Vec<u64> = (100_000..150_001).collect();
-    let parts = [NodeSlice { node: 0, data: &a[..] }, NodeSlice { node: 1, data: &b[..] }];
+    let parts = [
+        NodeSlice {
+            node: 0,
+            data: &a[..],
+        },
+        NodeSlice {
+            node: 1,
+            data: &b[..],
+        },
+    ];
     let partials = pool
-        .fold_morsels(&parts, 4096, || 0u64, |acc, _, m| acc + m.data.iter().sum::<u64>())
+        .fold_morsels(
+            &parts,
+            4096,
+            || 0u64,
+            |acc, _, m| acc + m.data.iter().sum::<u64>(),
+        )
         .unwrap();
     assert_eq!(partials.iter().sum::<u64>(), (0..150_001u64).sum::<u64>());
     let empty: [NodeSlice<'_, u64>; 0] = [];
-    assert!(pool.fold_morsels(&empty, 16, || 0u64, |a, _, _| a).unwrap().is_empty());
-    assert!(pool.for_each_morsel(&[NodeSlice { node: 7, data: &a[..1] }], 1, |_, _| {}).is_err());
+    assert!(pool
+        .fold_morsels(&empty, 16, || 0u64, |a, _, _| a)
+        .unwrap()
+        .is_empty());
+    assert!(pool
+        .for_each_morsel(
+            &[NodeSlice {
+                node: 7,
+                data: &a[..1]
+            }],
+            1,
+            |_, _| {}
+        )
+        .is_err());
 }
 
 #[test]
@@ -166,10 +213,19 @@ fn plans_balance_nodes_and_refuse_bad_requests() {
     let over = PoolBuilder::new(topo.clone()).threads(10).plan().unwrap();
     assert_eq!(over.len(), 10);
     assert_eq!(over.iter().filter(|(n, _)| *n == 1).count(), 5);
-    assert!(matches!(PoolBuilder::new(topo.clone()).threads(0).plan(), Err(PoolError::BadThreadCount(0))));
-    let only_one = PoolBuilder::new(topo.clone()).nodes(NodeSet::single(1)).plan().unwrap();
+    assert!(matches!(
+        PoolBuilder::new(topo.clone()).threads(0).plan(),
+        Err(PoolError::BadThreadCount(0))
+    ));
+    let only_one = PoolBuilder::new(topo.clone())
+        .nodes(NodeSet::single(1))
+        .plan()
+        .unwrap();
     assert!(only_one.iter().all(|(n, _)| *n == 1));
-    let err = PoolBuilder::new(topo).nodes(NodeSet::single(9)).plan().unwrap_err();
+    let err = PoolBuilder::new(topo)
+        .nodes(NodeSet::single(9))
+        .plan()
+        .unwrap_err();
     assert!(err.to_string().contains("node 9"), "{err}");
 }
 
@@ -181,7 +237,9 @@ fn workers_on_this_machine_run_where_pinned() {
         Err(e) => panic!("a strict pool should build on this machine: {e}"),
     };
     assert_eq!(pool.workers(), topo.allowed.cpus.len());
-    let seen = pool.broadcast(|ctx| (ctx.cpu, current_cpu().unwrap())).unwrap();
+    let seen = pool
+        .broadcast(|ctx| (ctx.cpu, current_cpu().unwrap()))
+        .unwrap();
     for (pinned, (cpu, node)) in seen {
         assert_eq!(pinned, Some(cpu));
         assert_eq!(topo.node_of_cpu(cpu), Some(node));

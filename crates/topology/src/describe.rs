@@ -113,15 +113,28 @@ impl MachineDescription {
         if self.nodes.iter().all(|n| n.cores == 0) {
             return Err(bad("no node has cores".into()));
         }
-        if let Some(n) = self.nodes.iter().find(|n| n.cores > 0 && n.threads_per_core == 0) {
-            return Err(bad(format!("node {} has cores but 0 threads_per_core", n.id)));
+        if let Some(n) = self
+            .nodes
+            .iter()
+            .find(|n| n.cores > 0 && n.threads_per_core == 0)
+        {
+            return Err(bad(format!(
+                "node {} has cores but 0 threads_per_core",
+                n.id
+            )));
         }
         for l in &self.links {
             if !ids.contains(l.a) || !ids.contains(l.b) || l.a == l.b {
-                return Err(bad(format!("link {}-{} does not join two known nodes", l.a, l.b)));
+                return Err(bad(format!(
+                    "link {}-{} does not join two known nodes",
+                    l.a, l.b
+                )));
             }
-            if !(l.bandwidth_gbs > 0.0) {
-                return Err(bad(format!("link {}-{} has no positive bandwidth", l.a, l.b)));
+            if l.bandwidth_gbs.is_nan() || l.bandwidth_gbs <= 0.0 {
+                return Err(bad(format!(
+                    "link {}-{} has no positive bandwidth",
+                    l.a, l.b
+                )));
             }
         }
         if let Some(d) = &self.distances {
@@ -270,7 +283,10 @@ fn synthesize_cpus(nodes: &[&NodeDescription]) -> (Vec<Cpu>, Vec<CpuSet>) {
     let mut cores_seen_per_socket: Vec<(u32, u32)> = Vec::new();
     for n in nodes {
         let mut set = CpuSet::new();
-        let core_base = match cores_seen_per_socket.iter_mut().find(|(s, _)| *s == n.socket) {
+        let core_base = match cores_seen_per_socket
+            .iter_mut()
+            .find(|(s, _)| *s == n.socket)
+        {
             Some((_, seen)) => {
                 let base = *seen;
                 *seen += n.cores;
@@ -323,7 +339,10 @@ mod tests {
         let topo = MachineDescription::from_json(two_node_json(), "t")
             .unwrap()
             .to_topology();
-        assert_eq!(topo.nodes.iter().map(|n| n.id).collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(
+            topo.nodes.iter().map(|n| n.id).collect::<Vec<_>>(),
+            vec![0, 2]
+        );
         assert_eq!(topo.node(0).unwrap().cpus.to_list_string(), "0-3");
         assert_eq!(topo.node(2).unwrap().cpus.to_list_string(), "4-7");
         assert_eq!(topo.cpus[1].siblings.to_list_string(), "0-1");
@@ -341,7 +360,10 @@ mod tests {
     fn rejects_bad_descriptions() {
         let cases = [
             ("{", "EOF"),
-            (r#"{"name":"x","description":"","source":"","nodes":[]}"#, "no nodes"),
+            (
+                r#"{"name":"x","description":"","source":"","nodes":[]}"#,
+                "no nodes",
+            ),
             (
                 r#"{"name":"x","description":"","source":"","nodes":[{"id":0,"socket":0,"cores":1,"threads_per_core":1}],"links":[{"a":0,"b":3,"bandwidth_gbs":1}]}"#,
                 "link 0-3",
@@ -356,7 +378,9 @@ mod tests {
             ),
         ];
         for (json, expected) in cases {
-            let err = MachineDescription::from_json(json, "case").unwrap_err().to_string();
+            let err = MachineDescription::from_json(json, "case")
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(expected), "{err} should mention {expected}");
         }
     }
@@ -367,7 +391,9 @@ mod tests {
           "nodes":[{"id":1,"socket":1,"cores":1,"threads_per_core":1},
                    {"id":0,"socket":0,"cores":1,"threads_per_core":1}],
           "distances":[[10,30],[31,10]]}"#;
-        let topo = MachineDescription::from_json(json, "x").unwrap().to_topology();
+        let topo = MachineDescription::from_json(json, "x")
+            .unwrap()
+            .to_topology();
         assert_eq!(topo.distance(1, 0).unwrap(), 30);
         assert_eq!(topo.distance(0, 1).unwrap(), 31);
     }

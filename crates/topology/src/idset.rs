@@ -26,7 +26,11 @@ pub struct IdSet {
 
 impl IdSet {
     fn significant(&self) -> &[u64] {
-        let len = self.words.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+        let len = self
+            .words
+            .iter()
+            .rposition(|&w| w != 0)
+            .map_or(0, |i| i + 1);
         &self.words[..len]
     }
 }
@@ -216,12 +220,11 @@ impl IdSet {
         let text = text.trim();
         let mut set = Self::new();
         for (group_index, group) in text.rsplit(',').enumerate() {
-            let value = u32::from_str_radix(group.trim(), 16).map_err(|_| {
-                TopologyError::BadIdList {
+            let value =
+                u32::from_str_radix(group.trim(), 16).map_err(|_| TopologyError::BadIdList {
                     text: text.to_string(),
                     why: format!("`{group}` is not a hexadecimal group"),
-                }
-            })?;
+                })?;
             for bit in 0..32 {
                 if value & (1 << bit) != 0 {
                     let id = group_index as u32 * 32 + bit;

@@ -156,10 +156,11 @@ impl Topology {
     }
 
     fn index_or_err(&self, id: NodeId) -> Result<usize> {
-        self.node_index(id).ok_or_else(|| TopologyError::UnknownNode {
-            node: id,
-            known: self.node_ids().to_list_string(),
-        })
+        self.node_index(id)
+            .ok_or_else(|| TopologyError::UnknownNode {
+                node: id,
+                known: self.node_ids().to_list_string(),
+            })
     }
 
     /// The other nodes, nearest first (ties broken by id): the order in which

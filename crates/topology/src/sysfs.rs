@@ -101,7 +101,9 @@ impl Tree<'_> {
                 memory_latency_ns: None,
             }]);
         }
-        ids.iter().map(|&id| self.node(&dir, id, online_cpus)).collect()
+        ids.iter()
+            .map(|&id| self.node(&dir, id, online_cpus))
+            .collect()
     }
 
     fn node(&self, dir: &Path, id: NodeId, online_cpus: &CpuSet) -> Result<Node> {
@@ -181,9 +183,9 @@ impl Tree<'_> {
                 else {
                     continue;
                 };
-                let known = caches
-                    .iter()
-                    .any(|c| c.level == cache.level && c.kind == cache.kind && c.cpus == cache.cpus);
+                let known = caches.iter().any(|c| {
+                    c.level == cache.level && c.kind == cache.kind && c.cpus == cache.cpus
+                });
                 if !known {
                     caches.push(cache);
                 }

@@ -15,14 +15,30 @@ fn write(root: &Path, rel: &str, text: &str) {
 /// CPUs 0..n, two hardware threads per core (siblings i and i^1), the socket
 /// given by `socket_of`, one L1d per core and one L3 per socket.
 fn write_cpus(root: &Path, n: u32, socket_of: impl Fn(u32) -> u32) {
-    write(root, "sys/devices/system/cpu/online", &format!("0-{}\n", n - 1));
+    write(
+        root,
+        "sys/devices/system/cpu/online",
+        &format!("0-{}\n", n - 1),
+    );
     for cpu in 0..n {
         let base = format!("sys/devices/system/cpu/cpu{cpu}");
         let core = cpu / 2;
         let pair = format!("{}-{}", core * 2, core * 2 + 1);
-        write(root, &format!("{base}/topology/core_id"), &format!("{core}\n"));
-        write(root, &format!("{base}/topology/physical_package_id"), &format!("{}\n", socket_of(cpu)));
-        write(root, &format!("{base}/topology/thread_siblings_list"), &format!("{pair}\n"));
+        write(
+            root,
+            &format!("{base}/topology/core_id"),
+            &format!("{core}\n"),
+        );
+        write(
+            root,
+            &format!("{base}/topology/physical_package_id"),
+            &format!("{}\n", socket_of(cpu)),
+        );
+        write(
+            root,
+            &format!("{base}/topology/thread_siblings_list"),
+            &format!("{pair}\n"),
+        );
         let l1 = format!("{base}/cache/index0");
         write(root, &format!("{l1}/level"), "1\n");
         write(root, &format!("{l1}/type"), "Data\n");
@@ -46,7 +62,10 @@ fn write_node(root: &Path, id: u32, cpulist: &str, mem_kib: u64, distance: Optio
     write(
         root,
         &format!("{base}/meminfo"),
-        &format!("Node {id} MemTotal:       {mem_kib} kB\nNode {id} MemFree:        {} kB\n", mem_kib / 2),
+        &format!(
+            "Node {id} MemTotal:       {mem_kib} kB\nNode {id} MemFree:        {} kB\n",
+            mem_kib / 2
+        ),
     );
     if let Some(d) = distance {
         write(root, &format!("{base}/distance"), &format!("{d}\n"));
@@ -70,12 +89,19 @@ fn sparse_ids_memory_only_node_and_restricted_process() {
     write_node(root, 0, "0-3", 4 << 20, Some("10 21 31"));
     write_node(root, 2, "4-7", 4 << 20, Some("21 10 31"));
     write_node(root, 3, "", 8 << 20, Some("31 31 10"));
-    write(root, "proc/meminfo", &format!("MemTotal:       {} kB\n", 16u64 << 20));
+    write(
+        root,
+        "proc/meminfo",
+        &format!("MemTotal:       {} kB\n", 16u64 << 20),
+    );
     write_status(root, "0-5", "0,2");
 
     let topo = discover_at(root).unwrap();
     assert_eq!(topo.node_ids().to_list_string(), "0,2-3");
-    assert!(topo.node(3).unwrap().cpus.is_empty(), "node 3 is memory-only");
+    assert!(
+        topo.node(3).unwrap().cpus.is_empty(),
+        "node 3 is memory-only"
+    );
     assert_eq!(topo.node(3).unwrap().memory_bytes, Some(8 << 30));
     assert_eq!(topo.distance(2, 3).unwrap(), 31);
     assert!(topo.distances_reported);
@@ -95,7 +121,13 @@ fn sparse_ids_memory_only_node_and_restricted_process() {
     assert_eq!(l3.len(), 2);
     assert_eq!(l3[1].cpus.to_list_string(), "4-7");
     assert_eq!(l3[0].size_bytes, 32 << 20);
-    assert_eq!(topo.caches.iter().filter(|c| c.kind == CacheKind::Data).count(), 4);
+    assert_eq!(
+        topo.caches
+            .iter()
+            .filter(|c| c.kind == CacheKind::Data)
+            .count(),
+        4
+    );
     assert!(topo.notes.iter().any(|n| n.contains("CPUs 0-5")));
     assert!(topo.notes.iter().any(|n| n.contains("nodes 0,2")));
 }
@@ -111,7 +143,10 @@ fn missing_distance_table_assumes_linux_defaults() {
     assert!(!topo.distances_reported);
     assert_eq!(topo.distance(0, 1).unwrap(), 20);
     assert_eq!(topo.distance(1, 1).unwrap(), 10);
-    assert!(topo.notes.iter().any(|n| n.contains("no usable distance table")));
+    assert!(topo
+        .notes
+        .iter()
+        .any(|n| n.contains("no usable distance table")));
     // Without a status file the whole machine is allowed.
     assert_eq!(topo.allowed.cpus.to_list_string(), "0-3");
 }
@@ -136,12 +171,24 @@ fn cpu_only_node_and_memory_that_does_not_add_up() {
     write_cpus(root, 4, |c| c / 2);
     write_node(root, 0, "0-1", 1 << 20, Some("10 20"));
     write_node(root, 1, "2-3", 0, Some("20 10"));
-    write(root, "proc/meminfo", &format!("MemTotal:       {} kB\n", 4u64 << 20));
+    write(
+        root,
+        "proc/meminfo",
+        &format!("MemTotal:       {} kB\n", 4u64 << 20),
+    );
     let topo = discover_at(root).unwrap();
     assert_eq!(topo.node(1).unwrap().memory_bytes, Some(0));
-    assert_eq!(topo.memory_nodes(), vec![0], "a CPU-only node holds no buffers");
+    assert_eq!(
+        topo.memory_nodes(),
+        vec![0],
+        "a CPU-only node holds no buffers"
+    );
     assert_eq!(topo.compute_nodes(), vec![0, 1]);
-    assert!(topo.notes.iter().any(|n| n.contains("MemTotal")), "{:?}", topo.notes);
+    assert!(
+        topo.notes.iter().any(|n| n.contains("MemTotal")),
+        "{:?}",
+        topo.notes
+    );
 }
 
 #[test]
@@ -153,8 +200,16 @@ fn cgroup_cpuset_narrows_what_is_allowed() {
     write_node(root, 1, "2-3", 1 << 20, Some("20 10"));
     write_status(root, "0-3", "0-1");
     write(root, "proc/self/cgroup", "0::/slurm/job42\n");
-    write(root, "sys/fs/cgroup/slurm/job42/cpuset.cpus.effective", "2-3\n");
-    write(root, "sys/fs/cgroup/slurm/job42/cpuset.mems.effective", "1\n");
+    write(
+        root,
+        "sys/fs/cgroup/slurm/job42/cpuset.cpus.effective",
+        "2-3\n",
+    );
+    write(
+        root,
+        "sys/fs/cgroup/slurm/job42/cpuset.mems.effective",
+        "1\n",
+    );
     let topo = discover_at(root).unwrap();
     assert_eq!(topo.allowed.cpus.to_list_string(), "2-3");
     assert_eq!(topo.allowed.nodes.to_list_string(), "1");

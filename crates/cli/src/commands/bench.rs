@@ -61,20 +61,35 @@ pub struct PoolBenchReport {
 }
 
 /// Runs the pool benchmark.
-pub fn pool_bench(args: &PoolBenchArgs, mode: PlacementMode, quiet: bool) -> Result<PoolBenchReport> {
+pub fn pool_bench(
+    args: &PoolBenchArgs,
+    mode: PlacementMode,
+    quiet: bool,
+) -> Result<PoolBenchReport> {
     anyhow::ensure!(args.reps > 0, "--reps must be at least 1");
     anyhow::ensure!(args.size_mib > 0, "--size-mib must be at least 1");
     let topology = Arc::new(numakit_topology::discover()?);
-    let pool = args.pool.apply(PoolBuilder::new(topology).placement(mode)).build()?;
+    let pool = args
+        .pool
+        .apply(PoolBuilder::new(topology).placement(mode))
+        .build()?;
     let progress = |msg: String| {
         if !quiet {
             eprintln!("numakit: {msg}");
         }
     };
-    progress(format!("placing {} MiB over nodes {:?}", args.size_mib, pool.nodes()));
-    let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8)?;
+    progress(format!(
+        "placing {} MiB over nodes {:?}",
+        args.size_mib,
+        pool.nodes()
+    ));
+    let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.pool.huge_pages)?;
     let (mut pool_gbs, mut plain_gbs) = (Vec::new(), Vec::new());
-    reduce::verify(&data, reduce::pool_sum(&pool, &data)?, "pool")?;
+    reduce::verify(
+        &data,
+        reduce::pool_sum(&pool, &data, args.pool.morsel_kib)?,
+        "pool",
+    )?;
     reduce::verify(&data, reduce::plain_sum(&pool, &data)?, "plain")?;
     let gbs = |t: Instant| data.bytes() as f64 / t.elapsed().as_secs_f64() / 1e9;
     for rep in 0..args.reps {
@@ -82,7 +97,11 @@ pub fn pool_bench(args: &PoolBenchArgs, mode: PlacementMode, quiet: bool) -> Res
         for first_pool in [rep % 2 == 0, rep % 2 != 0] {
             let t = Instant::now();
             if first_pool {
-                reduce::verify(&data, reduce::pool_sum(&pool, &data)?, "pool")?;
+                reduce::verify(
+                    &data,
+                    reduce::pool_sum(&pool, &data, args.pool.morsel_kib)?,
+                    "pool",
+                )?;
                 pool_gbs.push(gbs(t));
             } else {
                 reduce::verify(&data, reduce::plain_sum(&pool, &data)?, "plain")?;
@@ -91,8 +110,12 @@ pub fn pool_bench(args: &PoolBenchArgs, mode: PlacementMode, quiet: bool) -> Res
         }
     }
     progress(format!("dispatching {} empty tasks, 5 times", args.tasks));
-    let dispatch: Vec<f64> = (0..5).map(|_| dispatch_cost(&pool, args.tasks)).collect::<Result<_>>()?;
-    let broadcast: Vec<f64> = (0..5).map(|_| broadcast_cost(&pool, 200)).collect::<Result<_>>()?;
+    let dispatch: Vec<f64> = (0..5)
+        .map(|_| dispatch_cost(&pool, args.tasks))
+        .collect::<Result<_>>()?;
+    let broadcast: Vec<f64> = (0..5)
+        .map(|_| broadcast_cost(&pool, 200))
+        .collect::<Result<_>>()?;
     let (pool_gbs, plain_gbs) = (Spread::of(&pool_gbs), Spread::of(&plain_gbs));
     Ok(PoolBenchReport {
         bytes: data.bytes(),
@@ -132,10 +155,17 @@ pub fn broadcast_cost(pool: &Pool, rounds: usize) -> Result<f64> {
 
 pub fn render(r: &PoolBenchReport) -> String {
     let row = |name: &str, s: &Spread| {
-        vec![name.to_string(), format!("{:.2}", s.min), format!("{:.2}", s.median), format!("{:.2}", s.max)]
+        vec![
+            name.to_string(),
+            format!("{:.2}", s.min),
+            format!("{:.2}", s.median),
+            format!("{:.2}", s.max),
+        ]
     };
     let rows = vec![
-        ["method", "min GB/s", "median GB/s", "max GB/s"].map(String::from).to_vec(),
+        ["method", "min GB/s", "median GB/s", "max GB/s"]
+            .map(String::from)
+            .to_vec(),
         row("pool: morsels queued at their home node", &r.pool_gbs),
         row("plain: pinned threads, static local split", &r.plain_gbs),
     ];

@@ -25,7 +25,10 @@ pub fn run(json: bool) -> Result<bool> {
     let topology = Arc::new(numakit_topology::discover()?);
     let report = checks(topology.clone());
     if json {
-        let out = DoctorOutput { topology: &topology, report: &report };
+        let out = DoctorOutput {
+            topology: &topology,
+            report: &report,
+        };
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!("{}", render(&report));

@@ -16,6 +16,8 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
         Command::Run(args) => run::run(args, cli.placement, cli.json).map(|()| true),
         Command::Topo(args) => topo::run(args, cli.json).map(|()| true),
         Command::Doctor => doctor::run(cli.json),
-        Command::Bench(which) => bench::run(which, cli.placement, cli.json, cli.quiet).map(|()| true),
+        Command::Bench(which) => {
+            bench::run(which, cli.placement, cli.json, cli.quiet).map(|()| true)
+        }
     }
 }

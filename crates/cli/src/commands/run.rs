@@ -82,7 +82,11 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
             .collect(),
     };
     let reduction = reduction(topology, args, mode)?;
-    let out = RunOutput { topology: topo_summary, doctor: doctor_summary, reduction };
+    let out = RunOutput {
+        topology: topo_summary,
+        doctor: doctor_summary,
+        reduction,
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
@@ -94,22 +98,27 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
 
 fn reduction(topology: Arc<Topology>, args: &RunArgs, mode: PlacementMode) -> Result<Reduction> {
     anyhow::ensure!(args.size_mib > 0, "--size-mib must be at least 1");
-    let pool = args.pool.apply(PoolBuilder::new(topology).placement(mode)).build()?;
-    let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8)?;
+    let pool = args
+        .pool
+        .apply(PoolBuilder::new(topology).placement(mode))
+        .build()?;
+    let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.pool.huge_pages)?;
     pool.reset_stats();
     let start = Instant::now();
-    let sum = reduce::pool_sum(&pool, &data)?;
+    let sum = reduce::pool_sum(&pool, &data, args.pool.morsel_kib)?;
     let sum_seconds = start.elapsed().as_secs_f64();
     let parts = reduce::placement_report(&data)?
         .into_iter()
         .zip(&data.parts)
-        .map(|((memory_node, pages_on_node, pages), part)| PartPlacement {
-            worker_node: part.worker_node,
-            memory_node,
-            bytes: part.buffer.len() as u64 * 8,
-            pages_on_node,
-            pages,
-        })
+        .map(
+            |((memory_node, pages_on_node, pages), part)| PartPlacement {
+                worker_node: part.worker_node,
+                memory_node,
+                bytes: part.buffer.len() as u64 * 8,
+                pages_on_node,
+                pages,
+            },
+        )
         .collect();
     Ok(Reduction {
         bytes: data.bytes(),
@@ -131,10 +140,21 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         "numakit main job (built-in data)".to_string(),
         String::new(),
         format!("1. topology: {}", out.topology.summary),
-        format!("   allowed CPUs {} | memory nodes {}   (numakit topo for more)", out.topology.allowed_cpus, out.topology.allowed_nodes),
-        format!("2. {}   (numakit doctor for details)", doctor::verdict(report)),
+        format!(
+            "   allowed CPUs {} | memory nodes {}   (numakit topo for more)",
+            out.topology.allowed_cpus, out.topology.allowed_nodes
+        ),
+        format!(
+            "2. {}   (numakit doctor for details)",
+            doctor::verdict(report)
+        ),
     ];
-    lines.extend(out.doctor.failed_checks.iter().map(|c| format!("   FAIL {c}")));
+    lines.extend(
+        out.doctor
+            .failed_checks
+            .iter()
+            .map(|c| format!("   FAIL {c}")),
+    );
     lines.push(format!(
         "3. parallel sum of {} of u64 placed node by node, {} workers, placement {:?}",
         bytes(r.bytes),
@@ -159,7 +179,15 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         r.sum,
         if r.verified { "(verified)" } else { "(WRONG)" }
     ));
-    let mut rows = vec![["   node", "workers", "local tasks", "stolen tasks", "busy ms"].map(String::from).to_vec()];
+    let mut rows = vec![[
+        "   node",
+        "workers",
+        "local tasks",
+        "stolen tasks",
+        "busy ms",
+    ]
+    .map(String::from)
+    .to_vec()];
     for n in &r.per_node {
         rows.push(vec![
             format!("   {}", n.node),

@@ -31,9 +31,17 @@ fn list_presets(json: bool) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&descriptions)?);
         return Ok(());
     }
-    let mut rows = vec![vec!["preset".to_string(), "nodes".into(), "description".into()]];
+    let mut rows = vec![vec![
+        "preset".to_string(),
+        "nodes".into(),
+        "description".into(),
+    ]];
     for d in &descriptions {
-        rows.push(vec![d.name.clone(), d.nodes.len().to_string(), d.description.clone()]);
+        rows.push(vec![
+            d.name.clone(),
+            d.nodes.len().to_string(),
+            d.description.clone(),
+        ]);
     }
     println!("{}", table(&rows));
     Ok(())
@@ -44,7 +52,11 @@ pub fn render(topo: &Topology) -> String {
     let mut out = Vec::new();
     out.push(match &topo.origin {
         Origin::Discovered { root } => format!("machine: this one (discovered from {root})"),
-        Origin::Described { name, description, source } => {
+        Origin::Described {
+            name,
+            description,
+            source,
+        } => {
             format!("machine: {name} (described): {description}\nsource: {source}")
         }
     });
@@ -86,9 +98,11 @@ pub fn summary(topo: &Topology) -> String {
 }
 
 fn nodes_table(topo: &Topology) -> String {
-    let mut rows = vec![["node", "socket", "cpus", "allowed", "memory", "free", "GB/s", "latency"]
-        .map(String::from)
-        .to_vec()];
+    let mut rows = vec![[
+        "node", "socket", "cpus", "allowed", "memory", "free", "GB/s", "latency",
+    ]
+    .map(String::from)
+    .to_vec()];
     for n in &topo.nodes {
         let allowed_cpus = n.cpus.intersection(&topo.allowed.cpus);
         let allowed = match (topo.allowed.nodes.contains(n.id), allowed_cpus.is_empty()) {
@@ -98,7 +112,11 @@ fn nodes_table(topo: &Topology) -> String {
             (true, false) if allowed_cpus == n.cpus => "yes".to_string(),
             (true, false) => format!("CPUs {allowed_cpus}"),
         };
-        let cpus = if n.cpus.is_empty() { "-".to_string() } else { n.cpus.to_string() };
+        let cpus = if n.cpus.is_empty() {
+            "-".to_string()
+        } else {
+            n.cpus.to_string()
+        };
         rows.push(vec![
             n.id.to_string(),
             opt(n.socket),
@@ -133,18 +151,27 @@ fn distances(topo: &Topology) -> String {
 }
 
 fn caches(topo: &Topology) -> String {
-    let mut rows = vec![["cache", "size", "instances", "CPUs per instance", "line"].map(String::from).to_vec()];
+    let mut rows = vec![["cache", "size", "instances", "CPUs per instance", "line"]
+        .map(String::from)
+        .to_vec()];
     let mut kinds: Vec<(u8, CacheKind)> = topo.caches.iter().map(|c| (c.level, c.kind)).collect();
     kinds.dedup();
     for (level, kind) in kinds {
-        let same: Vec<_> = topo.caches.iter().filter(|c| c.level == level && c.kind == kind).collect();
+        let same: Vec<_> = topo
+            .caches
+            .iter()
+            .filter(|c| c.level == level && c.kind == kind)
+            .collect();
         let suffix = match kind {
             CacheKind::Data => "d",
             CacheKind::Instruction => "i",
             CacheKind::Unified => "",
         };
         let shared = if same.len() <= 4 {
-            same.iter().map(|c| c.cpus.to_string()).collect::<Vec<_>>().join(" | ")
+            same.iter()
+                .map(|c| c.cpus.to_string())
+                .collect::<Vec<_>>()
+                .join(" | ")
         } else {
             format!("{} each", same[0].cpus.len())
         };
@@ -162,7 +189,9 @@ fn caches(topo: &Topology) -> String {
 }
 
 fn links(topo: &Topology) -> String {
-    let mut rows = vec![["link", "GB/s per direction", "added latency"].map(String::from).to_vec()];
+    let mut rows = vec![["link", "GB/s per direction", "added latency"]
+        .map(String::from)
+        .to_vec()];
     for l in &topo.links {
         rows.push(vec![
             format!("{} - {}", l.a, l.b),
