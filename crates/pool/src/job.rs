@@ -5,14 +5,20 @@
 //! [`erase_lifetime`] bridges the two; the scope upholds its contract by
 //! waiting for every job it spawned before it returns or unwinds.
 
+use std::sync::Arc;
+
 use crate::context::WorkerContext;
+use crate::scope::ScopeState;
 
 /// A queued unit of work.
 pub(crate) type JobFn = Box<dyn FnOnce(&WorkerContext) + Send + 'static>;
 
-/// A job and the node queue it was pushed to.
+/// A job and the scope to tell when it is done. The worker records its
+/// statistics between the two, so a scope that has returned has all of its
+/// tasks counted.
 pub(crate) struct Job {
     pub(crate) run: JobFn,
+    pub(crate) scope: Arc<ScopeState>,
 }
 
 /// Extends a job's lifetime to `'static` so that it can be queued.

@@ -124,9 +124,11 @@ impl Shared {
     pub(crate) fn execute(&self, worker: usize, job: Job, stolen: bool) {
         let slot = &self.workers[worker];
         let start = Instant::now();
-        (job.run)(&slot.ctx);
+        let Job { run, scope } = job;
+        run(&slot.ctx);
         slot.counters
             .record(stolen, start.elapsed().as_nanos() as u64);
+        scope.finish_one();
     }
 
     /// The worker index of the calling thread if it belongs to this pool.

@@ -21,7 +21,7 @@ use crate::job::{erase_lifetime, Job};
 use crate::pool::Pool;
 
 #[derive(Default)]
-struct ScopeState {
+pub(crate) struct ScopeState {
     pending: AtomicUsize,
     panic: Mutex<Option<PoolError>>,
     lock: Mutex<()>,
@@ -29,7 +29,7 @@ struct ScopeState {
 }
 
 impl ScopeState {
-    fn finish_one(&self) {
+    pub(crate) fn finish_one(&self) {
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
             self.all_done.notify_all();
@@ -102,12 +102,15 @@ impl<'env> Scope<'_, 'env> {
             if let Err(payload) = catch_unwind(AssertUnwindSafe(|| task(ctx))) {
                 state.record_panic(ctx, payload.as_ref());
             }
-            state.finish_one();
         };
         // SAFETY: `Pool::scope` waits until `pending` is zero, i.e. until
-        // this job has run, before the scope (and so `'env`) can end.
+        // this job has run (the worker calls `finish_one` after `run`
+        // returned), before the scope (and so `'env`) can end.
         let run = unsafe { erase_lifetime(Box::new(run)) };
-        Job { run }
+        Job {
+            run,
+            scope: self.state.clone(),
+        }
     }
 }
 
