@@ -225,3 +225,61 @@ pub fn current_cpu() -> Result<(CpuId, NodeId)> {
 pub fn current_affinity() -> Result<CpuSet> {
     sys::thread_affinity().map_err(|e| PlacementError::from_os("sched_getaffinity", e, None, 0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_effort_turns_refusals_into_one_warning() {
+        let topo = Arc::new(numakit_topology::presets::topology("opteron-istanbul-2s").unwrap());
+        let refused = || Err(PlacementError::NotPermitted { call: "mbind" });
+        let lenient = Placer::new(topo.clone(), PlacementMode::BestEffort);
+        assert_eq!(lenient.tolerate(refused()).unwrap(), Outcome::Skipped);
+        assert!(lenient.degraded());
+        assert_eq!(lenient.tolerate(refused()).unwrap(), Outcome::Skipped);
+        let mistake = Err(PlacementError::EmptyCpuSet);
+        assert!(
+            lenient.tolerate(mistake).is_err(),
+            "a wrong request is never tolerated"
+        );
+        let strict = Placer::new(topo, PlacementMode::Strict);
+        assert!(matches!(
+            strict.tolerate(refused()),
+            Err(PlacementError::NotPermitted { .. })
+        ));
+        assert!(!strict.degraded());
+    }
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!(
+            "best-effort".parse::<PlacementMode>().unwrap(),
+            PlacementMode::BestEffort
+        );
+        assert!("maybe"
+            .parse::<PlacementMode>()
+            .unwrap_err()
+            .contains("strict"));
+    }
+
+    #[test]
+    fn errno_maps_to_variants() {
+        let e =
+            |n| PlacementError::from_os("mbind", std::io::Error::from_raw_os_error(n), Some(2), 10);
+        assert!(matches!(
+            e(libc::EPERM),
+            PlacementError::NotPermitted { .. }
+        ));
+        assert!(matches!(
+            e(libc::ENOSYS),
+            PlacementError::NotSupported { .. }
+        ));
+        assert!(matches!(
+            e(libc::ENOMEM),
+            PlacementError::OutOfMemory { node: Some(2), .. }
+        ));
+        assert!(e(libc::EINVAL).is_refusal());
+        assert!(!e(libc::EFAULT).is_refusal());
+    }
+}
