@@ -191,19 +191,22 @@ impl MachineDescription {
             caches,
             distances,
             distances_reported,
-            links: self
-                .links
-                .iter()
-                .map(|l| Link {
-                    a: l.a,
-                    b: l.b,
-                    bandwidth_gbs: l.bandwidth_gbs,
-                    latency_ns: l.latency_ns,
-                })
-                .collect(),
+            links: self.model_links(),
             mem_total_bytes,
             notes: self.notes.clone(),
         }
+    }
+
+    fn model_links(&self) -> Vec<Link> {
+        self.links
+            .iter()
+            .map(|l| Link {
+                a: l.a,
+                b: l.b,
+                bandwidth_gbs: l.bandwidth_gbs,
+                latency_ns: l.latency_ns,
+            })
+            .collect()
     }
 
     /// The distance matrix given in file order, re-ordered by ascending id.
@@ -218,16 +221,7 @@ impl MachineDescription {
     /// 10 locally, 10 + 10 x hops over links, 20 without links, 255 when
     /// unreachable (Linux's "no path").
     fn derived_distances(&self, nodes: &[&NodeDescription]) -> Vec<Vec<u32>> {
-        let links: Vec<Link> = self
-            .links
-            .iter()
-            .map(|l| Link {
-                a: l.a,
-                b: l.b,
-                bandwidth_gbs: l.bandwidth_gbs,
-                latency_ns: l.latency_ns,
-            })
-            .collect();
+        let links = self.model_links();
         nodes
             .iter()
             .map(|a| {
