@@ -1,0 +1,13 @@
+//! # numakit-shuffle
+//!
+//! The shuffle primitive of Li et al. (CIDR 2013): N workers each hold N
+//! partitions in their own node's memory, and consumer i receives piece i
+//! of every producer's partition. [`schedule`] describes who reads what at
+//! which step (naive, coordinated ring, coordinated random, thread
+//! migration with and without state copy); the executor runs a schedule on
+//! the pool, tight (lock-step) or loose, consuming in place or copying into
+//! consumer-local buffers.
+
+pub mod schedule;
+
+pub use schedule::{Access, Layout, Schedule, Strategy, Sync};
