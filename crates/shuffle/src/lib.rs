@@ -8,6 +8,12 @@
 //! the pool, tight (lock-step) or loose, consuming in place or copying into
 //! consumer-local buffers.
 
+pub mod data;
+pub mod error;
+pub mod exec;
 pub mod schedule;
 
+pub use data::{layout_of, Partition, ShuffleData, Skew};
+pub use error::{Result, ShuffleError};
+pub use exec::{plain_read, shuffle, Form, ShuffleOptions, ShuffleRun};
 pub use schedule::{Access, Layout, Schedule, Strategy, Sync};

@@ -1,0 +1,85 @@
+//! Every schedule, tight and loose, pull and push, gives the reference
+//! result: on described multi-node topologies (pinning off, so they run
+//! here) and on this machine, with equal, skewed, empty and tiny data.
+
+use std::sync::Arc;
+
+use numakit_placement::PlacementMode;
+use numakit_pool::{Pool, PoolBuilder};
+use numakit_shuffle::{plain_read, shuffle, Form, ShuffleData, ShuffleError, ShuffleOptions, Skew, Strategy, Sync};
+use numakit_topology::MachineDescription;
+
+fn described_pool(nodes: usize, cores: usize) -> Pool {
+    let list: Vec<String> = (0..nodes)
+        .map(|i| format!(r#"{{"id":{i},"socket":{i},"cores":{cores},"threads_per_core":1,"memory_gib":1}}"#))
+        .collect();
+    let json = format!(r#"{{"name":"t","description":"","source":"","nodes":[{}]}}"#, list.join(","));
+    let topo = Arc::new(MachineDescription::from_json(&json, "t").unwrap().to_topology());
+    PoolBuilder::new(topo).placement(PlacementMode::Off).build().unwrap()
+}
+
+fn check_all(pool: &Pool, elements: usize, skew: Skew) {
+    let data = ShuffleData::generate(pool, elements, skew, 7).unwrap();
+    let reference = data.reference();
+    assert_eq!(reference.iter().map(|r| r.1).sum::<u64>(), elements as u64);
+    for strategy in Strategy::ALL {
+        for sync in Sync::ALL {
+            for form in [Form::Pull, Form::Push] {
+                let mut opts = ShuffleOptions::new(strategy, sync);
+                opts.form = form;
+                opts.state_bytes = 4096;
+                let run = shuffle(pool, &data, &opts).unwrap();
+                run.verify(&reference)
+                    .unwrap_or_else(|e| panic!("{strategy} {sync} {form:?} on {elements} values: {e}"));
+            }
+        }
+    }
+    let (_, sum) = plain_read(pool, &data).unwrap();
+    assert_eq!(sum, reference.iter().map(|r| r.0).sum::<u64>());
+}
+
+#[test]
+fn schedules_match_the_reference_on_described_machines() {
+    for (nodes, cores) in [(1, 3), (2, 2), (4, 1), (3, 2)] {
+        let pool = described_pool(nodes, cores);
+        check_all(&pool, 100_003, Skew::Uniform);
+        check_all(&pool, 50_000, Skew::Zipf(1.5));
+    }
+}
+
+#[test]
+fn adversarial_sizes() {
+    let pool = described_pool(2, 2);
+    check_all(&pool, 0, Skew::Uniform);
+    check_all(&pool, 1, Skew::Uniform);
+    check_all(&pool, 3, Skew::Zipf(3.0));
+    let data = ShuffleData::generate(&pool, 0, Skew::Uniform, 1).unwrap();
+    let run = shuffle(&pool, &data, &ShuffleOptions::new(Strategy::Ring, Sync::Tight)).unwrap();
+    assert!(run.means().iter().all(|m| m.is_nan()), "no values, no mean");
+}
+
+#[test]
+fn uneven_workers_and_mismatched_data_are_errors() {
+    let pool = described_pool(2, 2);
+    let uneven = PoolBuilder::new(pool.topology().clone())
+        .placement(PlacementMode::Off)
+        .threads(3)
+        .build()
+        .unwrap();
+    assert!(matches!(ShuffleData::generate(&uneven, 10, Skew::Uniform, 1), Err(ShuffleError::UnevenWorkers(_))));
+    let small = described_pool(1, 2);
+    let data = ShuffleData::generate(&small, 100, Skew::Uniform, 1).unwrap();
+    let err = shuffle(&pool, &data, &ShuffleOptions::new(Strategy::Naive, Sync::Loose)).unwrap_err();
+    assert!(matches!(err, ShuffleError::LayoutMismatch { .. }), "{err}");
+}
+
+#[test]
+fn shuffles_on_this_machine_with_real_pinning() {
+    let topo = Arc::new(numakit_topology::discover().unwrap());
+    let pool = PoolBuilder::new(topo).placement(PlacementMode::BestEffort).build().unwrap();
+    check_all(&pool, 1 << 18, Skew::Uniform);
+    let data = ShuffleData::generate(&pool, 1 << 16, Skew::Uniform, 3).unwrap();
+    for (node, here, total) in data.placement().unwrap() {
+        assert_eq!(here, total, "every page of a partition on node {node}");
+    }
+}
