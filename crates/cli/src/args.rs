@@ -56,6 +56,14 @@ pub enum Command {
     /// Check whether this machine or container gives numakit NUMA control,
     /// by placing memory and pinning threads and verifying where they landed.
     Doctor,
+    /// The shuffle primitive (Li et al. §4.1): every schedule, tight and
+    /// loose, measured against a plain parallel read of the same bytes;
+    /// `--sweep` for the thread-count sweep, `--plan` for a recommendation.
+    Shuffle(ShuffleArgs),
+    /// Predict every shuffle schedule on a described machine with the
+    /// interconnect simulator (calibrated on Li et al. Table 1), and the
+    /// thread sweep of Figure 7.
+    Simulate(SimulateArgs),
     /// Benchmarks (medians of repetitions, measured side by side).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -159,4 +167,84 @@ pub struct PoolBenchArgs {
     /// Empty tasks dispatched to measure the per-task cost.
     #[arg(long, default_value_t = 200_000, value_name = "N")]
     pub tasks: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct ShuffleArgs {
+    /// Data size in MiB (64-bit integers spread over all partitions).
+    #[arg(long, default_value_t = 512, value_name = "MIB")]
+    pub size_mib: u64,
+
+    /// Worker threads (default: one per allowed CPU); must divide evenly
+    /// over the nodes.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Allow more threads than this process has CPUs.
+    #[arg(long)]
+    pub oversubscribe: bool,
+
+    /// Schedules to run, comma separated: naive, ring, random, migration,
+    /// migration-copy.
+    #[arg(
+        long,
+        default_value = "naive,ring,random,migration,migration-copy",
+        value_name = "LIST"
+    )]
+    pub schedules: String,
+
+    /// Synchronization variants, comma separated: tight, loose.
+    #[arg(long, default_value = "tight,loose", value_name = "LIST")]
+    pub sync: String,
+
+    /// `pull` (consume in place) or `push` (copy into consumer-local buffers).
+    #[arg(long, default_value = "pull", value_name = "FORM")]
+    pub form: String,
+
+    /// Piece sizes over consumers: `uniform` or `zipf:THETA`.
+    #[arg(long, default_value = "uniform", value_name = "SKEW")]
+    pub skew: String,
+
+    /// State each consumer carries along with migration-copy, in KiB.
+    #[arg(long, default_value_t = 64, value_name = "KIB")]
+    pub state_kib: usize,
+
+    /// Repetitions of every schedule (min/median/max are reported).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub reps: usize,
+
+    /// Also sweep the thread count (naive, ring and migration, tight), as
+    /// in Li Figure 7.
+    #[arg(long)]
+    pub sweep: bool,
+
+    /// Write an SVG chart in the style of Li Figure 6 (and Figure 7 with
+    /// --sweep, to FILE with `-sweep` before the extension).
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<std::path::PathBuf>,
+
+    /// Recommend a schedule from the simulator instead of measuring.
+    #[arg(long)]
+    pub plan: bool,
+
+    /// With --plan: a described machine (preset or JSON file) instead of this one.
+    #[arg(long, value_name = "PRESET|FILE", requires = "plan")]
+    pub machine: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The machine: a preset name (see `numakit topo --list-presets`) or a
+    /// JSON description. Default: this machine.
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with = "all_presets")]
+    pub machine: Option<String>,
+
+    /// Every built-in preset, one after the other.
+    #[arg(long)]
+    pub all_presets: bool,
+
+    /// Total threads, spread evenly over the sockets (default: every
+    /// hardware thread, the configuration of "maximum bandwidth").
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 }

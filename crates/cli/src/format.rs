@@ -1,5 +1,26 @@
 //! Small text-formatting helpers shared by the commands.
 
+use serde::Serialize;
+
+/// Min, median and max of a sample.
+#[derive(Clone, Debug, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of a sample (NaN fields for an empty one).
+    pub fn of(values: &[f64]) -> Self {
+        Self {
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            median: median(values),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
 /// Bytes as a human size: `512 B`, `48 KiB`, `23.4 GiB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

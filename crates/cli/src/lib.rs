@@ -6,6 +6,7 @@
 //! the main job's built-in workload, shared with the benchmarks.
 
 pub mod args;
+pub mod chart;
 pub mod commands;
 pub mod format;
 pub mod logger;

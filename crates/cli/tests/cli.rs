@@ -165,6 +165,12 @@ fn main_job_verifies_its_result() {
     assert_eq!(thp["reduction"]["verified"], Value::Bool(true));
     let text = String::from_utf8(numakit(&["run", "--size-mib", "4"]).stdout).unwrap();
     assert!(text.contains("(verified)"), "{text}");
+    assert!(
+        text.contains("4. shuffle") && text.contains("5. simulated"),
+        "{text}"
+    );
+    assert_eq!(run["shuffle"]["verified"], Value::Bool(true));
+    assert_eq!(run["simulated"]["predictions"].as_array().unwrap().len(), 3);
 }
 
 #[test]
@@ -192,4 +198,135 @@ fn help_teaches_the_commands() {
     for cmd in ["run", "topo", "doctor", "bench"] {
         assert!(help.contains(cmd), "--help lists {cmd}");
     }
+}
+
+#[test]
+fn shuffle_measures_every_schedule_and_refuses_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("fig6.svg");
+    let report = json_of(&numakit(&[
+        "shuffle",
+        "--json",
+        "--quiet",
+        "--size-mib",
+        "8",
+        "--reps",
+        "2",
+        "--sweep",
+        "--chart",
+        chart.to_str().unwrap(),
+    ]));
+    assert_eq!(report["verified"], Value::Bool(true));
+    assert_eq!(report["placed"], Value::Bool(true));
+    assert_eq!(
+        report["results"].as_array().unwrap().len(),
+        10,
+        "5 schedules x tight/loose"
+    );
+    assert!(report["plain_read_gbs"]["median"].as_f64().unwrap() > 0.0);
+    assert!(!report["sweep"].as_array().unwrap().is_empty());
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("ring (tight)"));
+    assert!(dir.path().join("fig6-sweep.svg").exists());
+    let push = json_of(&numakit(&[
+        "shuffle",
+        "--json",
+        "--quiet",
+        "--size-mib",
+        "4",
+        "--reps",
+        "1",
+        "--form",
+        "push",
+        "--skew",
+        "zipf:1.2",
+        "--schedules",
+        "migration-copy,random",
+        "--sync",
+        "loose",
+    ]));
+    assert_eq!(push["results"].as_array().unwrap().len(), 2);
+
+    assert_error(&["shuffle", "--threads", "0"], "at least 1");
+    assert_error(&["shuffle", "--threads", "4096"], "--oversubscribe");
+    assert_error(&["shuffle", "--size-mib", "100000000"], "available");
+    assert_error(
+        &["shuffle", "--schedules", "ring,zigzag"],
+        "unknown schedule `zigzag`",
+    );
+    assert_error(
+        &["shuffle", "--sync", "sometimes"],
+        "unknown synchronization",
+    );
+    assert_error(&["shuffle", "--skew", "pareto"], "bad skew");
+    assert_error(&["shuffle", "--form", "throw"], "unknown form");
+}
+
+#[test]
+fn simulate_predicts_every_preset_and_plans() {
+    let four = json_of(&numakit(&[
+        "simulate",
+        "--machine",
+        "nehalem-ex-4s",
+        "--json",
+    ]));
+    assert_eq!(four["rows"].as_array().unwrap().len(), 10);
+    let ring = four["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["strategy"] == "ring" && r["sync"] == "tight")
+        .unwrap();
+    let ring_gbs = ring["gbs"].as_f64().unwrap();
+    assert!(
+        (ring_gbs / 70.0 - 1.0).abs() < 0.15,
+        "ring {ring_gbs} vs Li's 70"
+    );
+    let all = json_of(&numakit(&["simulate", "--all-presets", "--json"]));
+    assert_eq!(all.as_array().unwrap().len(), 7);
+    let text = String::from_utf8(
+        numakit(&[
+            "simulate",
+            "--machine",
+            "opteron-istanbul-2s",
+            "--threads",
+            "4",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("ring") && text.contains("thread sweep"),
+        "{text}"
+    );
+    let plan = json_of(&numakit(&[
+        "shuffle",
+        "--plan",
+        "--machine",
+        "nehalem-ex-4s",
+        "--json",
+    ]));
+    assert_eq!(plan["strategy"], "ring");
+    assert!(!plan["why"].as_str().unwrap().is_empty());
+    let here = json_of(&numakit(&["shuffle", "--plan", "--json"]));
+    assert!(
+        here["why"].as_str().unwrap().contains("one node") || here["predicted_gbs"].is_number()
+    );
+
+    assert_error(
+        &["simulate", "--machine", "cray-1"],
+        "unknown machine preset",
+    );
+    assert_error(
+        &["simulate", "--machine", "nehalem-ex-4s", "--threads", "6"],
+        "evenly",
+    );
+    assert_error(
+        &["simulate", "--machine", "nehalem-ex-4s", "--threads", "0"],
+        "at least 1",
+    );
+    assert_error(
+        &["shuffle", "--plan", "--machine", "cray-1"],
+        "unknown machine preset",
+    );
 }

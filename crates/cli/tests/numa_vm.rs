@@ -205,6 +205,26 @@ fn check_main_job(g: &Guest, run: &Value) {
     );
 }
 
+/// Every schedule ran, was verified against the reference, and found its
+/// partitions on the nodes it assumed.
+fn check_shuffle(g: &Guest, report: &Value, runs: usize) {
+    assert_eq!(report["verified"], Value::Bool(true));
+    assert_eq!(
+        report["placed"],
+        Value::Bool(true),
+        "partitions on their nodes: {}",
+        report["placement"]
+    );
+    assert_eq!(report["sockets"].as_u64(), Some(g.nodes.min(g.cpus) as u64));
+    assert_eq!(report["results"].as_array().unwrap().len(), runs);
+    for p in report["placement"].as_array().unwrap() {
+        assert!(
+            p[2].as_u64().unwrap() > 0,
+            "a partition with resident pages: {p}"
+        );
+    }
+}
+
 #[test]
 fn numa_paths_hold_in_multi_node_guests() {
     let Some(run) = harness() else {
@@ -245,15 +265,19 @@ fn numa_paths_hold_in_multi_node_guests() {
                 "topo --json",
                 "doctor --json",
                 "run --json --placement strict --size-mib 64 --morsel-kib 256",
+                "shuffle --json --quiet --placement strict --size-mib 16 --reps 1",
+                "shuffle --json --quiet --placement strict --size-mib 8 --reps 1 --form push --skew zipf:1.5 --schedules ring,migration-copy",
             ],
         );
-        assert_eq!(out.len(), 3, "three outputs from the guest");
+        assert_eq!(out.len(), 5, "five outputs from the guest");
         let topo = json(&out[0]);
         check_topology(g, &topo);
         let doctor = json(&out[1]);
         check_topology(g, &doctor["topology"]);
         check_doctor(g, &doctor);
         check_main_job(g, &json(&out[2]));
+        check_shuffle(g, &json(&out[3]), 10);
+        check_shuffle(g, &json(&out[4]), 4);
         eprintln!(
             "guest with {} nodes, {} CPUs, {} distances: all checks pass",
             g.nodes, g.cpus, g.distances

@@ -63,7 +63,10 @@ pub fn layout_of(pool: &Pool) -> Result<Layout> {
     if counts.windows(2).any(|w| w[0] != w[1]) {
         return Err(ShuffleError::UnevenWorkers(counts));
     }
-    Ok(Layout::new(counts.len(), counts.first().copied().unwrap_or(0)))
+    Ok(Layout::new(
+        counts.len(),
+        counts.first().copied().unwrap_or(0),
+    ))
 }
 
 /// Piece sizes of one producer holding `elements` values.
@@ -103,10 +106,16 @@ impl ShuffleData {
             for size in piece_sizes(len, n, skew) {
                 offsets.push(offsets[offsets.len() - 1] + size);
             }
-            partitions.push(Mutex::new(Partition { node: ctx.node, buffer, offsets }));
+            partitions.push(Mutex::new(Partition {
+                node: ctx.node,
+                buffer,
+                offsets,
+            }));
         }
         pool.broadcast(|ctx| {
-            let mut part = partitions[ctx.index].lock().unwrap_or_else(PoisonError::into_inner);
+            let mut part = partitions[ctx.index]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let mut rng = seed ^ (ctx.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             for v in part.buffer.iter_mut() {
                 rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -131,12 +140,17 @@ impl ShuffleData {
 
     /// Total bytes of all partitions.
     pub fn bytes(&self) -> u64 {
-        self.partitions.iter().map(|p| p.buffer.byte_len() as u64).sum()
+        self.partitions
+            .iter()
+            .map(|p| p.buffer.byte_len() as u64)
+            .sum()
     }
 
     /// Values each consumer receives in all.
     pub fn incoming(&self, consumer: usize) -> usize {
-        (0..self.partitions.len()).map(|p| self.piece(p, consumer).len()).sum()
+        (0..self.partitions.len())
+            .map(|p| self.piece(p, consumer).len())
+            .sum()
     }
 
     /// The plain sequential reference: (sum, count) per consumer.
@@ -157,7 +171,11 @@ impl ShuffleData {
             .iter()
             .map(|p| {
                 let counts = p.buffer.pages_per_node()?;
-                Ok((p.node, counts.get(&p.node).copied().unwrap_or(0), counts.values().sum()))
+                Ok((
+                    p.node,
+                    counts.get(&p.node).copied().unwrap_or(0),
+                    counts.values().sum(),
+                ))
             })
             .collect()
     }

@@ -84,7 +84,10 @@ impl ShuffleRun {
 
     /// Each consumer's mean (NaN for a consumer that received nothing).
     pub fn means(&self) -> Vec<f64> {
-        self.results.iter().map(|&(s, n)| s as f64 / n as f64).collect()
+        self.results
+            .iter()
+            .map(|&(s, n)| s as f64 / n as f64)
+            .collect()
     }
 
     /// Compares with the sequential reference of the same data.
@@ -129,7 +132,9 @@ pub fn shuffle(pool: &Pool, data: &ShuffleData, opts: &ShuffleOptions) -> Result
     let schedule = Schedule::build(layout, opts.strategy, opts.seed);
     let consumers = prepare(pool, data, opts)?;
     let step = |ctx: &WorkerContext, k: usize| {
-        let mut me = consumers[ctx.index].lock().unwrap_or_else(PoisonError::into_inner);
+        let mut me = consumers[ctx.index]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         run_step(pool, data, &schedule, opts, ctx, k, &mut me);
     };
     let start = Instant::now();
@@ -140,28 +145,44 @@ pub fn shuffle(pool: &Pool, data: &ShuffleData, opts: &ShuffleOptions) -> Result
     let seconds = start.elapsed().as_secs_f64();
     let mut results = Vec::with_capacity(consumers.len());
     for c in consumers {
-        let c = CachePadded::into_inner(c).into_inner().unwrap_or_else(PoisonError::into_inner);
+        let c = CachePadded::into_inner(c)
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(e) = c.error {
             return Err(e.into());
         }
         results.push((c.sum, c.count));
     }
-    Ok(ShuffleRun { results, seconds, bytes: data.bytes() })
+    Ok(ShuffleRun {
+        results,
+        seconds,
+        bytes: data.bytes(),
+    })
 }
 
-fn prepare(pool: &Pool, data: &ShuffleData, opts: &ShuffleOptions) -> Result<Vec<CachePadded<Mutex<Consumer>>>> {
+fn prepare(
+    pool: &Pool,
+    data: &ShuffleData,
+    opts: &ShuffleOptions,
+) -> Result<Vec<CachePadded<Mutex<Consumer>>>> {
     let nodes = pool.nodes();
     pool.worker_contexts()
         .iter()
         .map(|ctx| {
             let local = match opts.form {
                 Form::Pull => None,
-                Form::Push => Some(NodeBuffer::new(pool.placer(), data.incoming(ctx.index), Placement::OnNode(ctx.node))?),
+                Form::Push => Some(NodeBuffer::new(
+                    pool.placer(),
+                    data.incoming(ctx.index),
+                    Placement::OnNode(ctx.node),
+                )?),
             };
             let state = if opts.strategy == Strategy::MigrationCopy {
                 nodes
                     .iter()
-                    .map(|&n| NodeBuffer::new(pool.placer(), opts.state_bytes, Placement::OnNode(n)))
+                    .map(|&n| {
+                        NodeBuffer::new(pool.placer(), opts.state_bytes, Placement::OnNode(n))
+                    })
                     .collect::<std::result::Result<Vec<_>, _>>()?
             } else {
                 Vec::new()

@@ -24,7 +24,10 @@ pub struct Layout {
 
 impl Layout {
     pub fn new(sockets: usize, threads_per_socket: usize) -> Self {
-        Self { sockets, threads_per_socket }
+        Self {
+            sockets,
+            threads_per_socket,
+        }
     }
 
     /// N, the number of threads (and of producers, consumers and steps).
@@ -182,7 +185,11 @@ impl Schedule {
                     .collect()
             })
             .collect();
-        Self { layout, strategy, steps }
+        Self {
+            layout,
+            strategy,
+            steps,
+        }
     }
 
     /// Number of steps (N).
@@ -227,7 +234,9 @@ impl Schedule {
     pub fn validate(&self) -> Result<(), String> {
         let n = self.layout.threads();
         if self.steps.len() != n || self.steps.iter().any(|s| s.len() != n) {
-            return Err(format!("a schedule for {n} threads needs {n} steps of {n} accesses"));
+            return Err(format!(
+                "a schedule for {n} threads needs {n} steps of {n} accesses"
+            ));
         }
         for c in 0..n {
             let mut seen = vec![false; n];
@@ -251,7 +260,9 @@ impl Schedule {
 fn ring_orders(layout: Layout) -> Vec<Vec<usize>> {
     let (n, s, p) = (layout.threads(), layout.sockets, layout.threads_per_socket);
     let inner = |q: usize| (q % s) * p + q / s;
-    (0..n).map(|o| (0..n).map(|k| inner((o + k) % n)).collect()).collect()
+    (0..n)
+        .map(|o| (0..n).map(|k| inner((o + k) % n)).collect())
+        .collect()
 }
 
 /// A random Latin square: rows and columns of the cyclic square permuted
@@ -300,7 +311,11 @@ mod tests {
         let order: Vec<usize> = (0..4).map(|k| s.access(k, 0).producer).collect();
         assert_eq!(order, vec![0, 2, 1, 3]);
         let step0: Vec<usize> = (0..4).map(|c| s.access(0, c).producer).collect();
-        assert_eq!(step0, vec![0, 2, 1, 3], "thread o starts at inner position o");
+        assert_eq!(
+            step0,
+            vec![0, 2, 1, 3],
+            "thread o starts at inner position o"
+        );
         let naive = Schedule::build(Layout::new(2, 2), Strategy::Naive, 0);
         assert!((0..4).all(|c| naive.access(1, c).producer == 1));
         assert_eq!(naive.readers_per_producer(1), vec![0, 4, 0, 0]);

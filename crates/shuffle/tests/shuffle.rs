@@ -6,16 +6,32 @@ use std::sync::Arc;
 
 use numakit_placement::PlacementMode;
 use numakit_pool::{Pool, PoolBuilder};
-use numakit_shuffle::{plain_read, shuffle, Form, ShuffleData, ShuffleError, ShuffleOptions, Skew, Strategy, Sync};
+use numakit_shuffle::{
+    plain_read, shuffle, Form, ShuffleData, ShuffleError, ShuffleOptions, Skew, Strategy, Sync,
+};
 use numakit_topology::MachineDescription;
 
 fn described_pool(nodes: usize, cores: usize) -> Pool {
     let list: Vec<String> = (0..nodes)
-        .map(|i| format!(r#"{{"id":{i},"socket":{i},"cores":{cores},"threads_per_core":1,"memory_gib":1}}"#))
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"socket":{i},"cores":{cores},"threads_per_core":1,"memory_gib":1}}"#
+            )
+        })
         .collect();
-    let json = format!(r#"{{"name":"t","description":"","source":"","nodes":[{}]}}"#, list.join(","));
-    let topo = Arc::new(MachineDescription::from_json(&json, "t").unwrap().to_topology());
-    PoolBuilder::new(topo).placement(PlacementMode::Off).build().unwrap()
+    let json = format!(
+        r#"{{"name":"t","description":"","source":"","nodes":[{}]}}"#,
+        list.join(",")
+    );
+    let topo = Arc::new(
+        MachineDescription::from_json(&json, "t")
+            .unwrap()
+            .to_topology(),
+    );
+    PoolBuilder::new(topo)
+        .placement(PlacementMode::Off)
+        .build()
+        .unwrap()
 }
 
 fn check_all(pool: &Pool, elements: usize, skew: Skew) {
@@ -29,8 +45,9 @@ fn check_all(pool: &Pool, elements: usize, skew: Skew) {
                 opts.form = form;
                 opts.state_bytes = 4096;
                 let run = shuffle(pool, &data, &opts).unwrap();
-                run.verify(&reference)
-                    .unwrap_or_else(|e| panic!("{strategy} {sync} {form:?} on {elements} values: {e}"));
+                run.verify(&reference).unwrap_or_else(|e| {
+                    panic!("{strategy} {sync} {form:?} on {elements} values: {e}")
+                });
             }
         }
     }
@@ -54,7 +71,12 @@ fn adversarial_sizes() {
     check_all(&pool, 1, Skew::Uniform);
     check_all(&pool, 3, Skew::Zipf(3.0));
     let data = ShuffleData::generate(&pool, 0, Skew::Uniform, 1).unwrap();
-    let run = shuffle(&pool, &data, &ShuffleOptions::new(Strategy::Ring, Sync::Tight)).unwrap();
+    let run = shuffle(
+        &pool,
+        &data,
+        &ShuffleOptions::new(Strategy::Ring, Sync::Tight),
+    )
+    .unwrap();
     assert!(run.means().iter().all(|m| m.is_nan()), "no values, no mean");
 }
 
@@ -66,17 +88,28 @@ fn uneven_workers_and_mismatched_data_are_errors() {
         .threads(3)
         .build()
         .unwrap();
-    assert!(matches!(ShuffleData::generate(&uneven, 10, Skew::Uniform, 1), Err(ShuffleError::UnevenWorkers(_))));
+    assert!(matches!(
+        ShuffleData::generate(&uneven, 10, Skew::Uniform, 1),
+        Err(ShuffleError::UnevenWorkers(_))
+    ));
     let small = described_pool(1, 2);
     let data = ShuffleData::generate(&small, 100, Skew::Uniform, 1).unwrap();
-    let err = shuffle(&pool, &data, &ShuffleOptions::new(Strategy::Naive, Sync::Loose)).unwrap_err();
+    let err = shuffle(
+        &pool,
+        &data,
+        &ShuffleOptions::new(Strategy::Naive, Sync::Loose),
+    )
+    .unwrap_err();
     assert!(matches!(err, ShuffleError::LayoutMismatch { .. }), "{err}");
 }
 
 #[test]
 fn shuffles_on_this_machine_with_real_pinning() {
     let topo = Arc::new(numakit_topology::discover().unwrap());
-    let pool = PoolBuilder::new(topo).placement(PlacementMode::BestEffort).build().unwrap();
+    let pool = PoolBuilder::new(topo)
+        .placement(PlacementMode::BestEffort)
+        .build()
+        .unwrap();
     check_all(&pool, 1 << 18, Skew::Uniform);
     let data = ShuffleData::generate(&pool, 1 << 16, Skew::Uniform, 3).unwrap();
     for (node, here, total) in data.placement().unwrap() {

@@ -403,6 +403,13 @@ fn parse_size(text: &str) -> Option<u64> {
     Some(value * scale)
 }
 
+/// `MemAvailable` of this machine in bytes, when the kernel reports it.
+pub fn mem_available() -> Option<u64> {
+    fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| meminfo_field(&t, "MemAvailable:"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@ use numakit_pool::{Pool, PoolBuilder};
 use serde::Serialize;
 
 use crate::args::{BenchCommand, PoolBenchArgs};
-use crate::format::{bytes, median, table};
+use crate::format::{bytes, table, Spread};
 use crate::reduce;
 
 pub fn run(command: &BenchCommand, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
@@ -22,24 +22,6 @@ pub fn run(command: &BenchCommand, mode: PlacementMode, json: bool, quiet: bool)
                 println!("{}", render(&report));
             }
             Ok(())
-        }
-    }
-}
-
-/// Min, median and max of a sample.
-#[derive(Clone, Debug, Serialize)]
-pub struct Spread {
-    pub min: f64,
-    pub median: f64,
-    pub max: f64,
-}
-
-impl Spread {
-    fn of(values: &[f64]) -> Self {
-        Self {
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            median: median(values),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         }
     }
 }

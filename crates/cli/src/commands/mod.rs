@@ -3,6 +3,8 @@
 pub mod bench;
 pub mod doctor;
 pub mod run;
+pub mod shuffle;
+pub mod simulate;
 pub mod topo;
 
 use anyhow::Result;
@@ -16,6 +18,10 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
         Command::Run(args) => run::run(args, cli.placement, cli.json).map(|()| true),
         Command::Topo(args) => topo::run(args, cli.json).map(|()| true),
         Command::Doctor => doctor::run(cli.json),
+        Command::Shuffle(args) => {
+            shuffle::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
+        }
+        Command::Simulate(args) => simulate::run(args, cli.json).map(|()| true),
         Command::Bench(which) => {
             bench::run(which, cli.placement, cli.json, cli.quiet).map(|()| true)
         }

@@ -6,11 +6,13 @@ use std::time::Instant;
 
 use anyhow::Result;
 use numakit_placement::PlacementMode;
-use numakit_pool::{stats, NodeStats, PoolBuilder};
+use numakit_pool::{stats, NodeStats, Pool, PoolBuilder};
+use numakit_shuffle::{Strategy, Sync};
 use numakit_topology::{NodeId, Topology};
 use serde::Serialize;
 
 use crate::args::RunArgs;
+use crate::commands::shuffle::{quick_report, ShuffleReport};
 use crate::commands::{doctor, topo};
 use crate::format::{bytes, table};
 use crate::reduce;
@@ -20,6 +22,43 @@ struct RunOutput {
     topology: TopologySummary,
     doctor: DoctorSummary,
     reduction: Reduction,
+    shuffle: Option<ShuffleReport>,
+    shuffle_skipped: Option<String>,
+    simulated: Simulated,
+}
+
+/// The simulator's view of Li's four-socket machine.
+#[derive(Serialize)]
+struct Simulated {
+    machine: String,
+    threads: usize,
+    /// (schedule, tight GB/s predicted, Li Figure 6 GB/s)
+    predictions: Vec<(Strategy, f64, f64)>,
+    recommendation: String,
+}
+
+const SIMULATED_PRESET: &str = "nehalem-ex-4s";
+
+fn simulated() -> Result<Simulated> {
+    let topo = numakit_topology::presets::topology(SIMULATED_PRESET)?;
+    let report =
+        numakit_sim::predict_machine(&topo, None, &numakit_sim::Calibration::li_nehalem())?;
+    let plan = numakit_sim::plan_from_report(&report)?;
+    let paper = [
+        (Strategy::Naive, 22.0),
+        (Strategy::Ring, 70.0),
+        (Strategy::Migration, 94.0),
+    ];
+    let predictions = paper
+        .iter()
+        .filter_map(|&(k, fig6)| report.row(k, Sync::Tight).map(|r| (k, r.gbs, fig6)))
+        .collect();
+    Ok(Simulated {
+        machine: SIMULATED_PRESET.into(),
+        threads: report.layout.threads(),
+        predictions,
+        recommendation: plan.why,
+    })
 }
 
 #[derive(Serialize)]
@@ -81,11 +120,18 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
             .map(|c| format!("{}: {}", c.name, c.detail))
             .collect(),
     };
-    let reduction = reduction(topology, args, mode)?;
+    let (reduction, pool) = reduction(topology, args, mode)?;
+    let (shuffle, shuffle_skipped) = match quick_report(&pool, (args.size_mib / 4).max(8)) {
+        Ok(report) => (Some(report), None),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
     let out = RunOutput {
         topology: topo_summary,
         doctor: doctor_summary,
         reduction,
+        shuffle,
+        shuffle_skipped,
+        simulated: simulated()?,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -96,7 +142,11 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
     Ok(())
 }
 
-fn reduction(topology: Arc<Topology>, args: &RunArgs, mode: PlacementMode) -> Result<Reduction> {
+fn reduction(
+    topology: Arc<Topology>,
+    args: &RunArgs,
+    mode: PlacementMode,
+) -> Result<(Reduction, Pool)> {
     anyhow::ensure!(args.size_mib > 0, "--size-mib must be at least 1");
     let pool = args
         .pool
@@ -120,7 +170,7 @@ fn reduction(topology: Arc<Topology>, args: &RunArgs, mode: PlacementMode) -> Re
             },
         )
         .collect();
-    Ok(Reduction {
+    let reduction = Reduction {
         bytes: data.bytes(),
         workers: pool.workers(),
         placement_mode: mode,
@@ -131,7 +181,8 @@ fn reduction(topology: Arc<Topology>, args: &RunArgs, mode: PlacementMode) -> Re
         sum,
         verified: sum == data.expected_sum(),
         per_node: stats::per_node(&pool.stats()),
-    })
+    };
+    Ok((reduction, pool))
 }
 
 fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String {
@@ -198,5 +249,44 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         ]);
     }
     lines.push(table(&rows));
+    lines.extend(shuffle_lines(out));
     lines.join("\n")
+}
+
+fn shuffle_lines(out: &RunOutput) -> Vec<String> {
+    let Some(s) = &out.shuffle else {
+        let why = out.shuffle_skipped.as_deref().unwrap_or("not run");
+        return vec![format!("4. shuffle skipped: {why}")];
+    };
+    let mut lines = vec![format!(
+        "4. shuffle (Li et al. 4.1): {} over {} threads ({} node(s) x {}), median of {} runs, every result verified",
+        bytes(s.bytes),
+        s.threads,
+        s.sockets,
+        s.threads_per_socket,
+        s.reps
+    )];
+    let mut parts = vec![format!("plain read {:.1} GB/s", s.plain_read_gbs.median)];
+    parts.extend(s.results.iter().map(|r| {
+        format!(
+            "{} ({}) {:.1} GB/s = {:.2}x",
+            r.schedule, r.sync, r.gbs.median, r.vs_plain_read
+        )
+    }));
+    lines.push(format!("   {}", parts.join(" | ")));
+    lines.push("   (numakit shuffle for all schedules, --sweep, --chart)".into());
+    let sim = &out.simulated;
+    lines.push(format!(
+        "5. simulated on {} ({} threads), predicted vs Li Figure 6: {}",
+        sim.machine,
+        sim.threads,
+        sim.predictions
+            .iter()
+            .map(|(k, gbs, paper)| format!("{k} {gbs:.0} vs {paper:.0} GB/s"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    ));
+    lines.extend(sim.recommendation.lines().map(|l| format!("   {l}")));
+    lines.push("   (numakit simulate --all-presets, numakit shuffle --plan)".into());
+    lines
 }

@@ -1,0 +1,436 @@
+//! `numakit shuffle`: Li et al. §4.1 on this machine. Every schedule and
+//! synchronization is run `--reps` times beside a plain parallel read of
+//! the same bytes, each result checked against the sequential reference.
+
+use std::sync::Arc;
+
+use anyhow::{bail, ensure, Context, Result};
+use numakit_placement::PlacementMode;
+use numakit_pool::{Pool, PoolBuilder};
+use numakit_shuffle::{
+    plain_read, shuffle, Form, ShuffleData, ShuffleOptions, Skew, Strategy, Sync,
+};
+use numakit_topology::Topology;
+use serde::Serialize;
+
+use crate::args::ShuffleArgs;
+use crate::chart::{self, Bar, Series};
+use crate::format::{bytes, table, Spread};
+
+/// One schedule's measurements.
+#[derive(Serialize)]
+pub struct ScheduleResult {
+    pub schedule: Strategy,
+    pub sync: Sync,
+    pub gbs: Spread,
+    /// Median over the baseline's median.
+    pub vs_plain_read: f64,
+}
+
+/// A thread count of the sweep.
+#[derive(Serialize)]
+pub struct SweepPoint {
+    pub threads: usize,
+    pub plain_read_gbs: f64,
+    pub results: Vec<(Strategy, f64)>,
+}
+
+/// Everything `numakit shuffle` measured.
+#[derive(Serialize)]
+pub struct ShuffleReport {
+    pub bytes: u64,
+    pub threads: usize,
+    pub sockets: usize,
+    pub threads_per_socket: usize,
+    pub form: Form,
+    pub skew: Skew,
+    pub reps: usize,
+    pub plain_read_gbs: Spread,
+    pub results: Vec<ScheduleResult>,
+    pub sweep: Vec<SweepPoint>,
+    pub verified: bool,
+    /// Per producer: (node it should be on, pages there, resident pages).
+    pub placement: Vec<(u32, usize, usize)>,
+    /// Whether every page of every partition is on its producer's node.
+    pub placed: bool,
+}
+
+struct Plan {
+    strategies: Vec<Strategy>,
+    syncs: Vec<Sync>,
+    form: Form,
+    skew: Skew,
+}
+
+fn parse_list<T: std::str::FromStr<Err = String>>(text: &str) -> Result<Vec<T>> {
+    let items = text
+        .split(',')
+        .map(|s| s.trim().parse::<T>().map_err(anyhow::Error::msg))
+        .collect::<Result<Vec<T>>>()?;
+    ensure!(!items.is_empty(), "empty list `{text}`");
+    Ok(items)
+}
+
+fn parse(args: &ShuffleArgs) -> Result<Plan> {
+    ensure!(args.reps > 0, "--reps must be at least 1");
+    ensure!(args.size_mib > 0, "--size-mib must be at least 1");
+    Ok(Plan {
+        strategies: parse_list(&args.schedules)?,
+        syncs: parse_list(&args.sync)?,
+        form: args.form.parse().map_err(anyhow::Error::msg)?,
+        skew: args.skew.parse()?,
+    })
+}
+
+pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    if args.plan {
+        return crate::commands::simulate::plan(args.machine.as_deref(), args.threads, json);
+    }
+    let plan = parse(args)?;
+    let topology = Arc::new(numakit_topology::discover()?);
+    let threads = args.threads.unwrap_or(topology.allowed.cpus.len());
+    check_threads(&topology, threads, args.oversubscribe)?;
+    check_memory(args.size_mib << 20, plan.form)?;
+    let progress = |msg: String| {
+        if !quiet {
+            eprintln!("numakit: {msg}");
+        }
+    };
+    let pool = build_pool(&topology, mode, threads)?;
+    let mut report = measure(&pool, args, &plan, &progress)?;
+    if args.sweep {
+        report.sweep = sweep(&topology, mode, args, &plan, &progress)?;
+    }
+    if let Some(path) = &args.chart {
+        write_charts(path, &report)?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{}", render(&report));
+    }
+    Ok(())
+}
+
+fn check_threads(topology: &Topology, threads: usize, oversubscribe: bool) -> Result<()> {
+    ensure!(threads > 0, "--threads must be at least 1");
+    let cpus = topology.allowed.cpus.len();
+    if threads > cpus && !oversubscribe {
+        bail!("{threads} threads but this process may use only {cpus} CPUs (add --oversubscribe to run anyway)");
+    }
+    Ok(())
+}
+
+fn check_memory(data_bytes: u64, form: Form) -> Result<()> {
+    let need = if form == Form::Push {
+        2 * data_bytes
+    } else {
+        data_bytes
+    };
+    if let Some(available) = numakit_topology::sysfs::mem_available() {
+        ensure!(
+            need < available / 10 * 9,
+            "the shuffle needs {} but only {} of memory is available",
+            bytes(need),
+            bytes(available)
+        );
+    }
+    Ok(())
+}
+
+fn build_pool(topology: &Arc<Topology>, mode: PlacementMode, threads: usize) -> Result<Pool> {
+    let pool = PoolBuilder::new(topology.clone())
+        .placement(mode)
+        .threads(threads)
+        .build()?;
+    numakit_shuffle::layout_of(&pool)
+        .with_context(|| format!("{threads} threads over nodes {:?}", pool.nodes()))?;
+    Ok(pool)
+}
+
+fn elements(args: &ShuffleArgs) -> usize {
+    (args.size_mib << 20) as usize / 8
+}
+
+fn measure(
+    pool: &Pool,
+    args: &ShuffleArgs,
+    plan: &Plan,
+    progress: &dyn Fn(String),
+) -> Result<ShuffleReport> {
+    progress(format!(
+        "placing {} over {} partitions",
+        bytes(args.size_mib << 20),
+        pool.workers()
+    ));
+    let data = ShuffleData::generate(pool, elements(args), plan.skew, 42)?;
+    let reference = data.reference();
+    let want_total: u64 = reference.iter().map(|r| r.0).sum();
+    let combos: Vec<(Strategy, Sync)> = plan
+        .strategies
+        .iter()
+        .flat_map(|&k| plan.syncs.iter().map(move |&s| (k, s)))
+        .collect();
+    let mut samples = vec![Vec::new(); combos.len()];
+    let mut plain = Vec::new();
+    for rep in 0..args.reps {
+        progress(format!("repetition {}/{}", rep + 1, args.reps));
+        let (seconds, total) = plain_read(pool, &data)?;
+        ensure!(
+            total == want_total,
+            "the plain read summed {total}, expected {want_total}"
+        );
+        plain.push(data.bytes() as f64 / seconds / 1e9);
+        for (i, &(strategy, sync)) in combos.iter().enumerate() {
+            let mut opts = ShuffleOptions::new(strategy, sync);
+            opts.form = plan.form;
+            opts.state_bytes = args.state_kib << 10;
+            opts.seed = rep as u64;
+            let run = shuffle(pool, &data, &opts)?;
+            run.verify(&reference)
+                .with_context(|| format!("{strategy} ({sync})"))?;
+            samples[i].push(run.gbs());
+        }
+    }
+    let plain_read_gbs = Spread::of(&plain);
+    let results = combos
+        .iter()
+        .zip(&samples)
+        .map(|(&(schedule, sync), s)| {
+            let gbs = Spread::of(s);
+            ScheduleResult {
+                schedule,
+                sync,
+                vs_plain_read: gbs.median / plain_read_gbs.median,
+                gbs,
+            }
+        })
+        .collect();
+    let layout = data.layout;
+    let placement = data.placement()?;
+    let placed = placement.iter().all(|&(_, here, total)| here == total);
+    Ok(ShuffleReport {
+        placement,
+        placed,
+        bytes: data.bytes(),
+        threads: pool.workers(),
+        sockets: layout.sockets,
+        threads_per_socket: layout.threads_per_socket,
+        form: plan.form,
+        skew: plan.skew,
+        reps: args.reps,
+        plain_read_gbs,
+        results,
+        sweep: Vec::new(),
+        verified: true,
+    })
+}
+
+/// A short run for the main job: naive, ring and migration, tight, 3
+/// repetitions on `size_mib` MiB.
+pub fn quick_report(pool: &Pool, size_mib: u64) -> Result<ShuffleReport> {
+    let args = ShuffleArgs {
+        size_mib,
+        threads: None,
+        oversubscribe: false,
+        schedules: "naive,ring,migration".into(),
+        sync: "tight".into(),
+        form: "pull".into(),
+        skew: "uniform".into(),
+        state_kib: 64,
+        reps: 3,
+        sweep: false,
+        chart: None,
+        plan: false,
+        machine: None,
+    };
+    let plan = parse(&args)?;
+    measure(pool, &args, &plan, &|_| {})
+}
+
+/// Thread counts of the sweep: multiples of the node count up to the CPUs.
+fn sweep_counts(nodes: usize, cpus: usize) -> Vec<usize> {
+    let mut counts: Vec<usize> = (1..)
+        .map(|k| k * nodes)
+        .take_while(|&t| t <= cpus)
+        .collect();
+    if counts.len() > 8 {
+        let step = counts.len().div_ceil(8);
+        let last = counts[counts.len() - 1];
+        counts = counts.into_iter().step_by(step).collect();
+        if counts.last() != Some(&last) {
+            counts.push(last);
+        }
+    }
+    counts
+}
+
+fn sweep(
+    topology: &Arc<Topology>,
+    mode: PlacementMode,
+    args: &ShuffleArgs,
+    plan: &Plan,
+    progress: &dyn Fn(String),
+) -> Result<Vec<SweepPoint>> {
+    let strategies = [Strategy::Naive, Strategy::Ring, Strategy::Migration];
+    let sweep_plan = Plan {
+        strategies: strategies.to_vec(),
+        syncs: vec![Sync::Tight],
+        form: plan.form,
+        skew: plan.skew,
+    };
+    let nodes = topology.compute_nodes().len().max(1);
+    let mut points = Vec::new();
+    for threads in sweep_counts(nodes, topology.allowed.cpus.len()) {
+        progress(format!("sweep: {threads} threads"));
+        let pool = build_pool(topology, mode, threads)?;
+        let report = measure(&pool, args, &sweep_plan, &|_| {})?;
+        points.push(SweepPoint {
+            threads,
+            plain_read_gbs: report.plain_read_gbs.median,
+            results: report
+                .results
+                .iter()
+                .map(|r| (r.schedule, r.gbs.median))
+                .collect(),
+        });
+    }
+    Ok(points)
+}
+
+fn write_charts(path: &std::path::Path, report: &ShuffleReport) -> Result<()> {
+    let bars: Vec<Bar> = report
+        .results
+        .iter()
+        .map(|r| Bar {
+            label: format!("{} ({})", r.schedule, r.sync),
+            min: r.gbs.min,
+            median: r.gbs.median,
+            max: r.gbs.max,
+        })
+        .collect();
+    let title = format!(
+        "Shuffle of {} over {} threads ({} node(s))",
+        bytes(report.bytes),
+        report.threads,
+        report.sockets
+    );
+    let svg = chart::bars(
+        &title,
+        "GB/s",
+        &bars,
+        Some(("plain read", report.plain_read_gbs.median)),
+    );
+    std::fs::write(path, svg).with_context(|| format!("writing {}", path.display()))?;
+    if !report.sweep.is_empty() {
+        let mut series: Vec<Series> = Vec::new();
+        for (i, (strategy, _)) in report.sweep[0].results.iter().enumerate() {
+            series.push(Series {
+                name: strategy.to_string(),
+                points: report
+                    .sweep
+                    .iter()
+                    .map(|p| (p.threads as f64, p.results[i].1))
+                    .collect(),
+            });
+        }
+        series.push(Series {
+            name: "plain read".into(),
+            points: report
+                .sweep
+                .iter()
+                .map(|p| (p.threads as f64, p.plain_read_gbs))
+                .collect(),
+        });
+        let svg = chart::lines(
+            "Shuffle bandwidth by thread count (tight)",
+            "threads",
+            "GB/s",
+            &series,
+        );
+        let sweep_path = path.with_file_name(format!(
+            "{}-sweep.{}",
+            path.file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("shuffle"),
+            path.extension().and_then(|s| s.to_str()).unwrap_or("svg")
+        ));
+        std::fs::write(&sweep_path, svg)
+            .with_context(|| format!("writing {}", sweep_path.display()))?;
+    }
+    Ok(())
+}
+
+fn render(r: &ShuffleReport) -> String {
+    let mut rows = vec![[
+        "schedule",
+        "sync",
+        "min GB/s",
+        "median GB/s",
+        "max GB/s",
+        "vs plain read",
+    ]
+    .map(String::from)
+    .to_vec()];
+    rows.push(vec![
+        "plain read".into(),
+        "-".into(),
+        format!("{:.2}", r.plain_read_gbs.min),
+        format!("{:.2}", r.plain_read_gbs.median),
+        format!("{:.2}", r.plain_read_gbs.max),
+        "1.000".into(),
+    ]);
+    for x in &r.results {
+        rows.push(vec![
+            x.schedule.to_string(),
+            x.sync.to_string(),
+            format!("{:.2}", x.gbs.min),
+            format!("{:.2}", x.gbs.median),
+            format!("{:.2}", x.gbs.max),
+            format!("{:.3}", x.vs_plain_read),
+        ]);
+    }
+    let mut out = format!(
+        "shuffle: {} of u64 over {} threads ({} node(s) x {}), {:?} form, {:?} pieces, {} repetitions; every result verified; partitions {}\n\n{}",
+        bytes(r.bytes),
+        r.threads,
+        r.sockets,
+        r.threads_per_socket,
+        r.form,
+        r.skew,
+        r.reps,
+        if r.placed { "all on their producers' nodes" } else { "NOT all on their producers' nodes (placement refused?)" },
+        table(&rows)
+    );
+    if !r.sweep.is_empty() {
+        let mut rows = vec![vec!["threads".to_string(), "plain read".into()]];
+        rows[0].extend(r.sweep[0].results.iter().map(|(k, _)| k.to_string()));
+        for p in &r.sweep {
+            let mut row = vec![p.threads.to_string(), format!("{:.2}", p.plain_read_gbs)];
+            row.extend(p.results.iter().map(|(_, g)| format!("{g:.2}")));
+            rows.push(row);
+        }
+        out.push_str(&format!(
+            "\n\nthread sweep (tight, median GB/s):\n{}",
+            table(&rows)
+        ));
+    }
+    if r.sockets == 1 {
+        out.push_str("\n\none node: every read is local, so schedules differ only in order and synchronization; `numakit simulate` predicts them on multi-socket machines");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_counts_step_by_nodes() {
+        assert_eq!(sweep_counts(1, 2), vec![1, 2]);
+        assert_eq!(sweep_counts(4, 8), vec![4, 8]);
+        assert_eq!(sweep_counts(2, 1), Vec::<usize>::new());
+        let many = sweep_counts(1, 64);
+        assert!(many.len() <= 9 && many[0] == 1 && *many.last().unwrap() == 64);
+    }
+}

@@ -1,0 +1,92 @@
+//! `numakit simulate` and `numakit shuffle --plan`: the interconnect
+//! simulator's predictions and recommendation, for a described machine or
+//! this one.
+
+use anyhow::{ensure, Result};
+use numakit_sim::{plan as sim_plan, predict_machine, render_report, Calibration, MachineReport};
+use numakit_topology::{presets, Topology};
+
+use crate::args::SimulateArgs;
+
+fn machine(spec: Option<&str>) -> Result<Topology> {
+    Ok(match spec {
+        Some(spec) => numakit_topology::load(spec)?,
+        None => numakit_topology::discover()?,
+    })
+}
+
+/// Threads per socket from a total: default every hardware thread.
+fn per_socket(topo: &Topology, threads: Option<usize>) -> Result<Option<usize>> {
+    let sockets = topo.compute_nodes().len().max(1);
+    let total = threads.unwrap_or(topo.allowed.cpus.len());
+    ensure!(total > 0, "--threads must be at least 1");
+    ensure!(
+        total % sockets == 0,
+        "{total} threads do not spread evenly over {sockets} sockets"
+    );
+    Ok(Some((total / sockets).max(1)))
+}
+
+fn report_for(topo: &Topology, threads: Option<usize>) -> Result<MachineReport> {
+    Ok(predict_machine(
+        topo,
+        per_socket(topo, threads)?,
+        &Calibration::li_nehalem(),
+    )?)
+}
+
+pub fn run(args: &SimulateArgs, json: bool) -> Result<()> {
+    let topos: Vec<Topology> = if args.all_presets {
+        presets::names()
+            .into_iter()
+            .map(presets::topology)
+            .collect::<Result<_, _>>()?
+    } else {
+        vec![machine(args.machine.as_deref())?]
+    };
+    let reports = topos
+        .iter()
+        .map(|t| report_for(t, args.threads))
+        .collect::<Result<Vec<_>>>()?;
+    if json {
+        let value = if args.all_presets {
+            serde_json::to_string_pretty(&reports)?
+        } else {
+            serde_json::to_string_pretty(&reports[0])?
+        };
+        println!("{value}");
+    } else {
+        let texts: Vec<String> = reports.iter().map(render_report).collect();
+        println!("{}", texts.join("\n\n"));
+    }
+    Ok(())
+}
+
+/// `numakit shuffle --plan`: the recommended schedule and why.
+pub fn plan(spec: Option<&str>, threads: Option<usize>, json: bool) -> Result<()> {
+    let topo = machine(spec)?;
+    if topo.compute_nodes().len() <= 1 {
+        let why = "one node: every schedule reads local memory, so they are equivalent; ring (tight) is the default (`numakit shuffle` measures them here)";
+        if json {
+            let value = serde_json::json!({ "strategy": "ring", "sync": "tight", "why": why });
+            println!("{}", serde_json::to_string_pretty(&value)?);
+        } else {
+            println!("recommended shuffle on this machine: ring (tight)\n{why}");
+        }
+        return Ok(());
+    }
+    let plan = sim_plan(
+        &topo,
+        per_socket(&topo, threads)?,
+        &Calibration::li_nehalem(),
+    )?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&plan)?);
+    } else {
+        println!(
+            "recommended shuffle on {}: {} ({}), {:.1} GB/s predicted\n{}",
+            plan.machine, plan.strategy, plan.sync, plan.predicted_gbs, plan.why
+        );
+    }
+    Ok(())
+}

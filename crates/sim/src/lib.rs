@@ -1,0 +1,85 @@
+//! # numakit-sim
+//!
+//! A flow-level interconnect simulator that predicts the bandwidth of each
+//! shuffle schedule ([`numakit_shuffle::Schedule`]) on a described machine,
+//! and the cost model that recommends a schedule ([`plan`]). The machines
+//! we run on have one node; this is how schedules are judged on the papers'
+//! machines.
+//!
+//! ## The model
+//!
+//! * **Resources.** One memory controller per node (capacity
+//!   `memory_bandwidth_gbs`) and two directed links per described link.
+//!   Routes are shortest in hops, ties broken towards low node ids.
+//! * **Flows.** A consumer on socket B reading memory of socket A loads A's
+//!   memory controller and every directed link of the route A->B. One thread
+//!   reads at most `per_thread_gbs`; threads beyond a socket's hardware
+//!   threads share them.
+//! * **Coherence (source snooping, Li §2, §4.1.1).** Reading r GB/s on B
+//!   also puts `a·r` on the routes from B to every other socket (snoop
+//!   requests) and `a·r` on the routes back (responses); a link shared by
+//!   several of those routes carries a read's snoops once (a broadcast
+//!   tree), which Table 1's local read on the 4-link ring requires.
+//! * **Sharing.** Max-min fair, by progressive filling with coefficients
+//!   ([`fairshare`]). A link's raw capacity is `described × (1 + a)`, so a
+//!   single remote flow gets the described bandwidth (its own responses
+//!   ride its data link).
+//! * **Time.** Event-driven over the schedule's steps, tight or loose
+//!   ([`simulate()`]).
+//!
+//! ## Calibration (Li Table 1 and §2 only; [`calibration`])
+//!
+//! `a = 0.285` for requests and responses, `per_thread_gbs = 24.7 / 12`.
+//! The six measurements are reproduced within 3% (24.7, 10.9, 10.9, 5.45
+//! vs 5.3, 62.0 vs 61, 98.3 vs 99).
+//!
+//! ## Predictions against Li et al. (CIDR 2013), Figure 6 and 7
+//!
+//! The default layout is every hardware thread (Figure 6 reports the
+//! *maximum* bandwidth of each method; the X7560 has 2-way SMT):
+//!
+//! | machine, threads | schedule | predicted | paper |
+//! | --- | --- | --- | --- |
+//! | nehalem-ex-4s, 64 | naive | 24.7 (memory of one node at a time) | 22 |
+//! | nehalem-ex-4s, 64 | random (tight) | 57.9 | between naive and ring |
+//! | nehalem-ex-4s, 64 | ring (tight) | 68.3 (links, 70% coherence) | 70 |
+//! | nehalem-ex-4s, 64 | migration (tight) | 98.3 (links, all coherence) | 94 |
+//! | nehalem-ex-8s, 128 | ring (tight) | 41.7 (links, mostly coherence) | below 4s |
+//! | nehalem-ex-8s, 128 | migration (tight) | 56.3 (links, all coherence) | about 94 |
+//!
+//! With one thread per core (32 on four sockets, the Figure 7 sweep) the
+//! per-thread cap of §2 binds: ring and migration both 65.9.
+//!
+//! **Goals missed, deliberately not tuned away:**
+//!
+//! * Migration on eight sockets (56 vs about 94). With the coherence
+//!   coefficient of four sockets, broadcast snoops to 7 sockets, 4 of them 2
+//!   hops away on the assumed wiring, saturate the slower cross-chassis
+//!   links. Li names this effect but reports a smaller one; the 8-socket
+//!   wiring is an assumption of the preset.
+//! * The Figure 7 knee of the ring (about 20 threads in the paper) comes
+//!   at 32 threads here, and ring and migration rise together up to it:
+//!   §2's "12 threads to reach 24.7 GB/s" gives 2.06 GB/s per thread, while
+//!   Figure 7 implies ~2.9 GB/s per thread at 8 threads per socket. The
+//!   paper's two statements disagree under any per-thread cap; see the test
+//!   `what_if_the_thread_cap_came_from_figure_7`.
+//!
+//! It does not model caches, prefetchers, core pipelines, DRAM banks, the
+//! cost of barriers or of moving a thread, nor home snooping or directories.
+
+pub mod calibration;
+pub mod error;
+pub mod fairshare;
+pub mod machine;
+pub mod predict;
+pub mod report;
+pub mod simulate;
+
+pub use calibration::{check_scenarios, fit_li_nehalem, Calibration, ScenarioCheck};
+pub use error::SimError;
+pub use machine::Machine;
+pub use predict::{
+    plan, plan_from_report, predict_machine, predict_machine_with, MachineReport, Plan,
+};
+pub use report::render_report;
+pub use simulate::{simulate, simulate_on, ResourceUsage, SimOptions, SimResult};

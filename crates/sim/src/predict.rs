@@ -1,0 +1,329 @@
+//! Predictions for a whole machine (every schedule, and a thread sweep as
+//! in Li Figure 7) and the cost model that recommends a schedule.
+//!
+//! The recommendation picks the data-moving schedule (naive, ring, random;
+//! tight or loose) with the highest predicted bandwidth, and says whether
+//! thread migration would beat it when the consumer's state is small. It
+//! does not weigh the cost of moving a large state (that depends on the
+//! operator; see Li §4.3), nor does it run anything.
+
+use numakit_shuffle::{Layout, Schedule, Strategy, Sync};
+use numakit_topology::Topology;
+use serde::Serialize;
+
+use crate::calibration::Calibration;
+use crate::error::SimError;
+use crate::machine::Machine;
+use crate::simulate::{simulate_on, SimOptions};
+
+/// One schedule's prediction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReportRow {
+    pub strategy: Strategy,
+    pub sync: Sync,
+    pub gbs: f64,
+    pub seconds: f64,
+    pub bottleneck: String,
+}
+
+/// Naive, ring and migration (all tight) at one thread count.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SweepPoint {
+    pub threads: usize,
+    pub threads_per_socket: usize,
+    pub naive_gbs: f64,
+    pub ring_gbs: f64,
+    pub migration_gbs: f64,
+}
+
+/// Every schedule on one machine, and the thread sweep.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MachineReport {
+    pub machine: String,
+    pub layout: Layout,
+    pub options: SimOptions,
+    pub calibration: Calibration,
+    /// Every strategy, tight then loose.
+    pub rows: Vec<ReportRow>,
+    /// One thread per socket up to the layout's threads per socket.
+    pub sweep: Vec<SweepPoint>,
+}
+
+impl MachineReport {
+    /// The row of one schedule.
+    pub fn row(&self, strategy: Strategy, sync: Sync) -> Option<&ReportRow> {
+        self.rows
+            .iter()
+            .find(|r| r.strategy == strategy && r.sync == sync)
+    }
+}
+
+/// The recommendation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Plan {
+    pub machine: String,
+    pub layout: Layout,
+    /// The best data-moving schedule.
+    pub strategy: Strategy,
+    pub sync: Sync,
+    pub predicted_gbs: f64,
+    pub naive_gbs: f64,
+    /// The better migration variant (no state copy) and its prediction.
+    pub migration_sync: Sync,
+    pub migration_gbs: f64,
+    /// Whether migration beats the recommendation by more than 5% when the
+    /// consumer's state is small.
+    pub migration_better: bool,
+    /// One or two lines for people.
+    pub why: String,
+}
+
+/// Predicts every schedule with the default options; `threads_per_socket`
+/// defaults to the hardware threads of a socket.
+pub fn predict_machine(
+    topo: &Topology,
+    threads_per_socket: Option<usize>,
+    cal: &Calibration,
+) -> Result<MachineReport, SimError> {
+    predict_machine_with(topo, threads_per_socket, cal, &SimOptions::default())
+}
+
+/// [`predict_machine`] with explicit options.
+pub fn predict_machine_with(
+    topo: &Topology,
+    threads_per_socket: Option<usize>,
+    cal: &Calibration,
+    opts: &SimOptions,
+) -> Result<MachineReport, SimError> {
+    let machine = Machine::new(topo)?;
+    let layout = layout_for(&machine, threads_per_socket)?;
+    let rows = rows_for(&machine, layout, cal, opts, &Strategy::ALL)?;
+    let mut sweep = Vec::with_capacity(layout.threads_per_socket);
+    for per in 1..=layout.threads_per_socket {
+        let at = Layout::new(layout.sockets, per);
+        let gbs = |s: Strategy| -> Result<f64, SimError> {
+            let schedule = Schedule::build(at, s, opts.seed);
+            Ok(simulate_on(&machine, &schedule, Sync::Tight, opts, cal)?.gbs)
+        };
+        sweep.push(SweepPoint {
+            threads: at.threads(),
+            threads_per_socket: per,
+            naive_gbs: gbs(Strategy::Naive)?,
+            ring_gbs: gbs(Strategy::Ring)?,
+            migration_gbs: gbs(Strategy::Migration)?,
+        });
+    }
+    Ok(MachineReport {
+        machine: machine.name.clone(),
+        layout,
+        options: *opts,
+        calibration: *cal,
+        rows,
+        sweep,
+    })
+}
+
+/// Recommends a schedule for `topo` (see the module docs).
+pub fn plan(
+    topo: &Topology,
+    threads_per_socket: Option<usize>,
+    cal: &Calibration,
+) -> Result<Plan, SimError> {
+    let machine = Machine::new(topo)?;
+    let layout = layout_for(&machine, threads_per_socket)?;
+    let strategies = [
+        Strategy::Naive,
+        Strategy::Ring,
+        Strategy::Random,
+        Strategy::Migration,
+    ];
+    let rows = rows_for(&machine, layout, cal, &SimOptions::default(), &strategies)?;
+    plan_from_rows(&machine.name, layout, &rows)
+}
+
+/// The recommendation from an existing report (no new simulation).
+pub fn plan_from_report(report: &MachineReport) -> Result<Plan, SimError> {
+    plan_from_rows(&report.machine, report.layout, &report.rows)
+}
+
+/// The default is every hardware thread of a socket: Figure 6 reports the
+/// *maximum* bandwidth each method achieved, on machines with 2-way SMT.
+fn layout_for(machine: &Machine, threads_per_socket: Option<usize>) -> Result<Layout, SimError> {
+    let hw_threads = (0..machine.socket_count())
+        .map(|s| machine.socket(s).hw_threads)
+        .min()
+        .unwrap_or(1)
+        .max(1);
+    match threads_per_socket.unwrap_or(hw_threads) {
+        0 => Err(SimError::BadOption(
+            "at least one thread per socket".to_string(),
+        )),
+        per => Ok(Layout::new(machine.socket_count(), per)),
+    }
+}
+
+fn rows_for(
+    machine: &Machine,
+    layout: Layout,
+    cal: &Calibration,
+    opts: &SimOptions,
+    strategies: &[Strategy],
+) -> Result<Vec<ReportRow>, SimError> {
+    let mut rows = Vec::with_capacity(strategies.len() * 2);
+    for &strategy in strategies {
+        let schedule = Schedule::build(layout, strategy, opts.seed);
+        for sync in Sync::ALL {
+            let r = simulate_on(machine, &schedule, sync, opts, cal)?;
+            rows.push(ReportRow {
+                strategy,
+                sync,
+                gbs: r.gbs,
+                seconds: r.seconds,
+                bottleneck: r.bottleneck,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Preference among near-equal predictions (within 1%): coordinated
+/// before uncoordinated, tight before loose.
+fn preference(row: &ReportRow) -> usize {
+    let s = match row.strategy {
+        Strategy::Ring => 0,
+        Strategy::Random => 1,
+        _ => 2,
+    };
+    2 * s + usize::from(row.sync == Sync::Loose)
+}
+
+/// The fastest of `rows` matching `keep`, ties (within 1%) by preference.
+fn best(rows: &[ReportRow], keep: impl Fn(&ReportRow) -> bool) -> Option<&ReportRow> {
+    let top = rows
+        .iter()
+        .filter(|r| keep(r))
+        .map(|r| r.gbs)
+        .fold(f64::NEG_INFINITY, f64::max);
+    rows.iter()
+        .filter(|r| keep(r) && r.gbs >= top * 0.99)
+        .min_by_key(|r| preference(r))
+}
+
+fn plan_from_rows(machine: &str, layout: Layout, rows: &[ReportRow]) -> Result<Plan, SimError> {
+    let missing =
+        |what: &str| SimError::BadOption(format!("no prediction for {what} to plan from"));
+    let moving = |r: &ReportRow| {
+        matches!(
+            r.strategy,
+            Strategy::Naive | Strategy::Ring | Strategy::Random
+        )
+    };
+    let chosen = best(rows, moving).ok_or_else(|| missing("a data-moving schedule"))?;
+    let naive = best(rows, |r| r.strategy == Strategy::Naive).ok_or_else(|| missing("naive"))?;
+    let migration =
+        best(rows, |r| r.strategy == Strategy::Migration).ok_or_else(|| missing("migration"))?;
+    let migration_better = migration.gbs > chosen.gbs * 1.05;
+    let why = if layout.sockets == 1 {
+        format!(
+            "one node: every schedule reads local memory, so all are equivalent ({:.0} GB/s predicted, limited by {}); ring (tight) by default",
+            chosen.gbs, chosen.bottleneck
+        )
+    } else {
+        let first = format!(
+            "{} ({}): {:.0} GB/s predicted vs naive {:.0} GB/s; limited by {}",
+            chosen.strategy, chosen.sync, chosen.gbs, naive.gbs, chosen.bottleneck
+        );
+        let second = if migration_better {
+            format!(
+                "migration ({}) would reach {:.0} GB/s (+{:.0}%) if each consumer's state is small",
+                migration.sync,
+                migration.gbs,
+                100.0 * (migration.gbs / chosen.gbs - 1.0)
+            )
+        } else {
+            format!(
+                "migration ({}) would reach {:.0} GB/s: no better, even with a small state",
+                migration.sync, migration.gbs
+            )
+        };
+        format!("{first}\n{second}")
+    };
+    let (strategy, sync) = if layout.sockets == 1 {
+        (Strategy::Ring, Sync::Tight)
+    } else {
+        (chosen.strategy, chosen.sync)
+    };
+    Ok(Plan {
+        machine: machine.to_string(),
+        layout,
+        strategy,
+        sync,
+        predicted_gbs: chosen.gbs,
+        naive_gbs: naive.gbs,
+        migration_sync: migration.sync,
+        migration_gbs: migration.gbs,
+        migration_better,
+        why,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use numakit_topology::{presets, MachineDescription};
+
+    fn row(strategy: Strategy, sync: Sync, gbs: f64) -> ReportRow {
+        ReportRow {
+            strategy,
+            sync,
+            gbs,
+            seconds: 1.0,
+            bottleneck: "x".to_string(),
+        }
+    }
+
+    #[test]
+    fn near_ties_prefer_ring_and_tight() {
+        let rows = [
+            row(Strategy::Naive, Sync::Tight, 50.2),
+            row(Strategy::Ring, Sync::Loose, 50.1),
+            row(Strategy::Ring, Sync::Tight, 50.0),
+            row(Strategy::Migration, Sync::Tight, 80.0),
+            row(Strategy::Migration, Sync::Loose, 70.0),
+        ];
+        let plan = plan_from_rows("m", Layout::new(2, 2), &rows).unwrap();
+        assert_eq!((plan.strategy, plan.sync), (Strategy::Ring, Sync::Tight));
+        assert!(plan.migration_better && plan.migration_sync == Sync::Tight);
+        assert!(plan.why.contains("+60%"), "{}", plan.why);
+        let err = plan_from_rows("m", Layout::new(2, 2), &rows[..3]).unwrap_err();
+        assert!(err.to_string().contains("migration"), "{err}");
+    }
+
+    #[test]
+    fn one_node_makes_schedules_equivalent() {
+        let json = r#"{"name": "one", "description": "", "source": "",
+            "nodes": [{"id": 0, "socket": 0, "cores": 2, "threads_per_core": 1,
+                       "memory_bandwidth_gbs": 3.0}]}"#;
+        let topo = MachineDescription::from_json(json, "test")
+            .unwrap()
+            .to_topology();
+        let plan = plan(&topo, None, &Calibration::li_nehalem()).unwrap();
+        assert_eq!((plan.strategy, plan.sync), (Strategy::Ring, Sync::Tight));
+        assert!(plan.why.starts_with("one node"), "{}", plan.why);
+        assert!((plan.predicted_gbs - 3.0).abs() < 1e-6 && !plan.migration_better);
+        let report = predict_machine(&topo, None, &Calibration::li_nehalem()).unwrap();
+        assert!(
+            report.rows.iter().all(|r| (r.gbs - 3.0).abs() < 1e-6),
+            "{:?}",
+            report.rows
+        );
+        assert_eq!(report.sweep.len(), 2);
+    }
+
+    #[test]
+    fn zero_threads_is_refused() {
+        let topo = presets::topology("opteron-istanbul-2s").unwrap();
+        let err = predict_machine(&topo, Some(0), &Calibration::li_nehalem()).unwrap_err();
+        assert!(matches!(err, SimError::BadOption(_)));
+    }
+}

@@ -1,0 +1,544 @@
+//! Event-driven simulation of one shuffle schedule on a machine.
+//!
+//! The total data is split into N² equal pieces. At every moment each
+//! consumer has at most one active flow: moving its state (migration with
+//! copy, when the socket it runs on changes) or reading its current piece
+//! from the producer's socket into the socket it runs on
+//! ([`numakit_shuffle::Access::run_on`]). Rates come from max-min fair
+//! sharing ([`crate::fairshare`]); time advances to the next completion, and
+//! rates are recomputed. Tight: a consumer that finished step k waits until
+//! every consumer has; loose: it starts step k+1 at once. The bandwidth is
+//! the total bytes (state copies excluded) over the simulated time.
+//!
+//! It does not model the barrier's own cost, the scheduler's cost of moving
+//! a thread, caches, or the computation on the data: Li's consumers only
+//! sum their pieces, so the read is the work.
+
+use std::collections::BTreeMap;
+
+use numakit_shuffle::{Layout, Schedule, Strategy, Sync};
+use numakit_topology::Topology;
+use serde::Serialize;
+
+use crate::calibration::Calibration;
+use crate::error::SimError;
+use crate::fairshare::{Allocation, Limit};
+use crate::machine::{Machine, ReadTable};
+
+/// What to shuffle.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SimOptions {
+    /// Bytes shuffled in all (Li §4.1: 1.6 billion 64-bit integers).
+    pub total_bytes: f64,
+    /// Bytes of consumer state copied at each move of migration with copy
+    /// (Li §4.3: small aggregation states favour migration).
+    pub state_bytes: f64,
+    /// Seed of the random schedule.
+    pub seed: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self {
+            total_bytes: 1.6e9 * 8.0,
+            state_bytes: (1u64 << 20) as f64,
+            seed: 1,
+        }
+    }
+}
+
+/// How busy one resource was over the whole shuffle.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResourceUsage {
+    pub name: String,
+    pub capacity_gbs: f64,
+    /// Mean load / capacity.
+    pub utilization: f64,
+    /// Share of the load that was snoop traffic.
+    pub coherence_share: f64,
+}
+
+/// The outcome of one simulated shuffle.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimResult {
+    pub machine: String,
+    pub strategy: Strategy,
+    pub sync: Sync,
+    pub layout: Layout,
+    pub total_bytes: f64,
+    /// Shuffle bandwidth, 1e9 bytes per second.
+    pub gbs: f64,
+    pub seconds: f64,
+    /// What limited most of the bytes: `memory of node 0`, `link 1->2`,
+    /// `memory of 4 nodes`, `memory of one node at a time (4 nodes in turn)`,
+    /// `12 links (coherence 40% of their traffic)`,
+    /// `per-thread limit`.
+    pub bottleneck: String,
+    /// Share of the bytes whose rate that bottleneck set.
+    pub bottleneck_share: f64,
+    /// Rate recomputations.
+    pub events: usize,
+    /// Resources that carried anything.
+    pub resources: Vec<ResourceUsage>,
+}
+
+/// Simulates `schedule` on `topo`.
+pub fn simulate(
+    topo: &Topology,
+    schedule: &Schedule,
+    sync: Sync,
+    opts: &SimOptions,
+    cal: &Calibration,
+) -> Result<SimResult, SimError> {
+    simulate_on(&Machine::new(topo)?, schedule, sync, opts, cal)
+}
+
+/// Simulates `schedule` on an already modelled machine.
+pub fn simulate_on(
+    machine: &Machine,
+    schedule: &Schedule,
+    sync: Sync,
+    opts: &SimOptions,
+    cal: &Calibration,
+) -> Result<SimResult, SimError> {
+    check_inputs(machine, schedule, opts, cal)?;
+    let n = schedule.layout.threads();
+    let copies = schedule.strategy == Strategy::MigrationCopy;
+    let mut run = Run {
+        schedule,
+        table: ReadTable::new(machine, cal),
+        sync,
+        piece: opts.total_bytes / (n * n) as f64,
+        state: if copies { opts.state_bytes } else { 0.0 },
+        consumers: (0..n)
+            .map(|c| Consumer {
+                step: 0,
+                at: schedule.layout.socket_of(c),
+                phase: Phase::Done,
+            })
+            .collect(),
+        now: 0.0,
+        events: 0,
+        stats: Stats::new(machine),
+    };
+    run.run()?;
+    Ok(run.result(machine, opts))
+}
+
+fn check_inputs(
+    machine: &Machine,
+    schedule: &Schedule,
+    opts: &SimOptions,
+    cal: &Calibration,
+) -> Result<(), SimError> {
+    cal.validate()?;
+    if !(opts.total_bytes.is_finite() && opts.total_bytes > 0.0) {
+        return Err(SimError::BadOption(format!(
+            "total bytes must be positive, got {}",
+            opts.total_bytes
+        )));
+    }
+    if !(opts.state_bytes.is_finite() && opts.state_bytes >= 0.0) {
+        return Err(SimError::BadOption(format!(
+            "state bytes must be >= 0, got {}",
+            opts.state_bytes
+        )));
+    }
+    if schedule.layout.threads_per_socket == 0 {
+        return Err(SimError::BadOption(
+            "at least one thread per socket".to_string(),
+        ));
+    }
+    if schedule.layout.sockets != machine.socket_count() {
+        return Err(SimError::LayoutMismatch {
+            schedule: schedule.layout.sockets,
+            machine: machine.socket_count(),
+        });
+    }
+    schedule.validate().map_err(SimError::InvalidSchedule)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    /// Copying state from socket `from` to `at`; `left` bytes to go.
+    Moving {
+        from: usize,
+        left: f64,
+    },
+    Reading {
+        left: f64,
+    },
+    /// Finished its step; waiting at the barrier (tight).
+    Waiting,
+    Done,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Consumer {
+    step: usize,
+    /// The socket it runs on.
+    at: usize,
+    phase: Phase,
+}
+
+/// Integrals over the run, in GB (GB/s × s).
+struct Stats {
+    /// Bytes whose rate each resource set; the last slot is the thread cap.
+    bound: Vec<f64>,
+    data: Vec<f64>,
+    snoop: Vec<f64>,
+    /// Memory controllers (the first resources).
+    memories: usize,
+    /// Most memory controllers that limited flows at the same moment.
+    memories_at_once: usize,
+}
+
+impl Stats {
+    fn new(machine: &Machine) -> Self {
+        let resources = machine.resource_count();
+        Self {
+            bound: vec![0.0; resources + 1],
+            data: vec![0.0; resources],
+            snoop: vec![0.0; resources],
+            memories: machine.nodes.len(),
+            memories_at_once: 0,
+        }
+    }
+}
+
+struct Run<'a> {
+    schedule: &'a Schedule,
+    table: ReadTable,
+    sync: Sync,
+    piece: f64,
+    state: f64,
+    consumers: Vec<Consumer>,
+    now: f64,
+    events: usize,
+    stats: Stats,
+}
+
+/// A completion within this relative slack of the earliest one happens at
+/// the same event (equal pieces at equal rates finish together).
+const SAME_TIME: f64 = 1e-9;
+
+impl Run<'_> {
+    fn run(&mut self) -> Result<(), SimError> {
+        for c in 0..self.consumers.len() {
+            self.start_step(c, 0);
+        }
+        let limit = 4 * self.consumers.len().pow(2) + 16;
+        while self.consumers.iter().any(|c| c.phase != Phase::Done) {
+            self.events += 1;
+            if self.events > limit {
+                return Err(SimError::Stalled {
+                    events: self.events,
+                    seconds: self.now,
+                });
+            }
+            self.advance()?;
+            self.release_barrier();
+        }
+        Ok(())
+    }
+
+    /// The active flow of consumer `c`: (source socket, socket it runs on)
+    /// and bytes left.
+    fn flow(&self, c: usize) -> Option<((usize, usize), f64)> {
+        let con = &self.consumers[c];
+        match con.phase {
+            Phase::Moving { from, left } => Some(((from, con.at), left)),
+            Phase::Reading { left } => {
+                let producer = self.schedule.steps[con.step][c].producer;
+                Some(((self.schedule.layout.socket_of(producer), con.at), left))
+            }
+            Phase::Waiting | Phase::Done => None,
+        }
+    }
+
+    /// Shares the machine among the active flows, advances to the next
+    /// completion and completes every phase that ends then.
+    fn advance(&mut self) -> Result<(), SimError> {
+        let mut index: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+        let mut flows: Vec<((usize, usize), usize)> = Vec::new();
+        let mut members: Vec<(usize, usize, f64)> = Vec::new();
+        for c in 0..self.consumers.len() {
+            if let Some((key, left)) = self.flow(c) {
+                let g = *index.entry(key).or_insert_with(|| {
+                    flows.push((key, 0));
+                    flows.len() - 1
+                });
+                flows[g].1 += 1;
+                members.push((c, g, left));
+            }
+        }
+        let alloc = self.table.share(&flows);
+        let finish = |g: usize, left: f64| left / (alloc[g].rate * 1e9);
+        let dt = members
+            .iter()
+            .map(|&(_, g, left)| finish(g, left))
+            .fold(f64::INFINITY, f64::min);
+        if !(dt.is_finite() && dt >= 0.0) {
+            return Err(SimError::Stalled {
+                events: self.events,
+                seconds: self.now,
+            });
+        }
+        self.record(&flows, &alloc, dt);
+        self.now += dt;
+        for (c, g, left) in members {
+            if finish(g, left) <= dt * (1.0 + SAME_TIME) {
+                self.finish_phase(c);
+            } else {
+                let rest = left - alloc[g].rate * 1e9 * dt;
+                match &mut self.consumers[c].phase {
+                    Phase::Moving { left, .. } | Phase::Reading { left } => *left = rest,
+                    Phase::Waiting | Phase::Done => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, flows: &[((usize, usize), usize)], alloc: &[Allocation], dt: f64) {
+        let cap_slot = self.stats.bound.len() - 1;
+        let mut memories: Vec<usize> = alloc
+            .iter()
+            .filter_map(|a| match a.limit {
+                Limit::Resource(r) if r < self.stats.memories => Some(r),
+                _ => None,
+            })
+            .collect();
+        memories.sort_unstable();
+        memories.dedup();
+        self.stats.memories_at_once = self.stats.memories_at_once.max(memories.len());
+        for (&((src, dst), count), a) in flows.iter().zip(alloc) {
+            let gb = count as f64 * a.rate * dt;
+            let slot = match a.limit {
+                Limit::Cap => cap_slot,
+                Limit::Resource(r) => r,
+            };
+            self.stats.bound[slot] += gb;
+            for u in self.table.uses(src, dst) {
+                self.stats.data[u.resource] += gb * u.data;
+                self.stats.snoop[u.resource] += gb * u.snoop;
+            }
+        }
+    }
+
+    fn finish_phase(&mut self, c: usize) {
+        let con = &mut self.consumers[c];
+        match con.phase {
+            Phase::Moving { .. } => con.phase = Phase::Reading { left: self.piece },
+            Phase::Reading { .. } if self.sync == Sync::Tight => con.phase = Phase::Waiting,
+            Phase::Reading { .. } => {
+                let next = con.step + 1;
+                self.start_step(c, next);
+            }
+            Phase::Waiting | Phase::Done => {}
+        }
+    }
+
+    /// Consumer `c` begins step `k`: moves (with its state, when copying)
+    /// to the socket it runs on, then reads.
+    fn start_step(&mut self, c: usize, k: usize) {
+        let Some(access) = self.schedule.steps.get(k).and_then(|s| s.get(c)) else {
+            self.consumers[c].phase = Phase::Done;
+            return;
+        };
+        let con = &mut self.consumers[c];
+        let from = std::mem::replace(&mut con.at, access.run_on);
+        con.step = k;
+        con.phase = if self.state > 0.0 && from != access.run_on {
+            Phase::Moving {
+                from,
+                left: self.state,
+            }
+        } else {
+            Phase::Reading { left: self.piece }
+        };
+    }
+
+    /// Tight: once nobody is moving or reading, everyone waiting moves on.
+    fn release_barrier(&mut self) {
+        let busy = |p: Phase| matches!(p, Phase::Moving { .. } | Phase::Reading { .. });
+        if self.sync != Sync::Tight || self.consumers.iter().any(|c| busy(c.phase)) {
+            return;
+        }
+        for c in 0..self.consumers.len() {
+            if self.consumers[c].phase == Phase::Waiting {
+                let next = self.consumers[c].step + 1;
+                self.start_step(c, next);
+            }
+        }
+    }
+
+    fn result(&self, machine: &Machine, opts: &SimOptions) -> SimResult {
+        let capacity = &self.table.capacity;
+        let resources = (0..capacity.len())
+            .filter(|&r| self.stats.data[r] + self.stats.snoop[r] > 0.0)
+            .map(|r| {
+                let load = self.stats.data[r] + self.stats.snoop[r];
+                ResourceUsage {
+                    name: machine.resource_name(r),
+                    capacity_gbs: capacity[r],
+                    utilization: load / (capacity[r] * self.now),
+                    coherence_share: self.stats.snoop[r] / load,
+                }
+            })
+            .collect();
+        let (bottleneck, bottleneck_share) = name_bottleneck(machine, &self.stats);
+        SimResult {
+            machine: machine.name.clone(),
+            strategy: self.schedule.strategy,
+            sync: self.sync,
+            layout: self.schedule.layout,
+            total_bytes: opts.total_bytes,
+            gbs: opts.total_bytes / self.now / 1e9,
+            seconds: self.now,
+            bottleneck,
+            bottleneck_share,
+            events: self.events,
+            resources,
+        }
+    }
+}
+
+/// The kind of resource (memory, links, thread cap) that set the rate of
+/// most bytes, named by its dominant member when one holds half of them.
+fn name_bottleneck(machine: &Machine, stats: &Stats) -> (String, f64) {
+    let total: f64 = stats.bound.iter().sum();
+    let cap = stats.bound[stats.bound.len() - 1];
+    let resources = stats.bound.len() - 1;
+    let kind = |memory: bool| (0..resources).filter(move |&r| machine.is_memory(r) == memory);
+    let memory: f64 = kind(true).map(|r| stats.bound[r]).sum();
+    let links: f64 = kind(false).map(|r| stats.bound[r]).sum();
+    if total <= 0.0 {
+        return ("nothing".to_string(), 0.0);
+    }
+    if cap >= memory && cap >= links {
+        return ("per-thread limit".to_string(), cap / total);
+    }
+    let is_memory = memory >= links;
+    let group: Vec<usize> = kind(is_memory).filter(|&r| stats.bound[r] > 0.0).collect();
+    let sum = if is_memory { memory } else { links };
+    let top = group
+        .iter()
+        .copied()
+        .max_by(|&a, &b| stats.bound[a].total_cmp(&stats.bound[b]));
+    let mut name = match top {
+        Some(r) if stats.bound[r] >= 0.5 * sum => machine.resource_name(r),
+        _ if is_memory && stats.memories_at_once == 1 => {
+            format!(
+                "memory of one node at a time ({} nodes in turn)",
+                group.len()
+            )
+        }
+        _ if is_memory => format!("memory of {} nodes", group.len()),
+        _ => format!("{} links", group.len()),
+    };
+    if !is_memory {
+        let snoop: f64 = group.iter().map(|&r| stats.snoop[r]).sum();
+        let data: f64 = group.iter().map(|&r| stats.data[r]).sum();
+        let share = snoop / (snoop + data).max(f64::MIN_POSITIVE);
+        let whose = if group.len() == 1 { "its" } else { "their" };
+        name.push_str(&format!(
+            " (coherence {:.0}% of {whose} traffic)",
+            100.0 * share
+        ));
+    }
+    (name, sum / total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use numakit_topology::presets;
+
+    fn run(preset: &str, per: usize, strategy: Strategy, sync: Sync) -> SimResult {
+        let topo = presets::topology(preset).unwrap();
+        let sockets = topo.compute_nodes().len();
+        let schedule = Schedule::build(Layout::new(sockets, per), strategy, 1);
+        simulate(
+            &topo,
+            &schedule,
+            sync,
+            &SimOptions::default(),
+            &Calibration::li_nehalem(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn one_thread_per_socket_reads_at_the_thread_cap_locally() {
+        let r = run("nehalem-ex-4s", 1, Strategy::Migration, Sync::Tight);
+        let cap = Calibration::li_nehalem().per_thread_gbs;
+        assert!((r.gbs - 4.0 * cap).abs() < 1e-6, "{}", r.gbs);
+        assert_eq!(r.bottleneck, "per-thread limit");
+        assert!((r.seconds * r.gbs * 1e9 - r.total_bytes).abs() < 1.0);
+    }
+
+    #[test]
+    fn naive_is_held_by_one_memory_at_a_time() {
+        let r = run("nehalem-ex-4s", 8, Strategy::Naive, Sync::Tight);
+        assert!((r.gbs - 24.7).abs() < 0.1, "{}", r.gbs);
+        assert_eq!(
+            r.bottleneck,
+            "memory of one node at a time (4 nodes in turn)"
+        );
+        let m = run("nehalem-ex-4s", 2, Strategy::Migration, Sync::Tight);
+        assert_eq!(m.bottleneck, "per-thread limit");
+    }
+
+    #[test]
+    fn copying_state_costs_time_and_migration_without_state_does_not() {
+        let plain = run("nehalem-ex-4s", 4, Strategy::Migration, Sync::Tight);
+        let copy = run("nehalem-ex-4s", 4, Strategy::MigrationCopy, Sync::Tight);
+        assert!(copy.gbs < plain.gbs, "{} !< {}", copy.gbs, plain.gbs);
+        let topo = presets::topology("nehalem-ex-4s").unwrap();
+        let schedule = Schedule::build(Layout::new(4, 4), Strategy::MigrationCopy, 1);
+        let none = SimOptions {
+            state_bytes: 0.0,
+            ..SimOptions::default()
+        };
+        let cal = Calibration::li_nehalem();
+        let free = simulate(&topo, &schedule, Sync::Tight, &none, &cal).unwrap();
+        assert!((free.gbs - plain.gbs).abs() < 1e-6 * plain.gbs);
+    }
+
+    #[test]
+    fn loose_and_tight_agree_when_every_step_looks_alike() {
+        let tight = run("nehalem-ex-4s", 8, Strategy::Ring, Sync::Tight);
+        let loose = run("nehalem-ex-4s", 8, Strategy::Ring, Sync::Loose);
+        assert!((tight.gbs - loose.gbs).abs() < 0.01 * tight.gbs);
+    }
+
+    #[test]
+    fn refuses_schedules_that_do_not_fit() {
+        let topo = presets::topology("nehalem-ex-4s").unwrap();
+        let cal = Calibration::li_nehalem();
+        let opts = SimOptions::default();
+        let wrong = Schedule::build(Layout::new(2, 4), Strategy::Ring, 1);
+        let err = simulate(&topo, &wrong, Sync::Tight, &opts, &cal).unwrap_err();
+        assert_eq!(
+            err,
+            SimError::LayoutMismatch {
+                schedule: 2,
+                machine: 4
+            }
+        );
+        let mut broken = Schedule::build(Layout::new(4, 1), Strategy::Ring, 1);
+        broken.steps[1][0] = broken.steps[0][0];
+        let err = simulate(&topo, &broken, Sync::Tight, &opts, &cal).unwrap_err();
+        assert!(matches!(err, SimError::InvalidSchedule(_)));
+        let zero = SimOptions {
+            total_bytes: 0.0,
+            ..opts
+        };
+        let ok = Schedule::build(Layout::new(4, 1), Strategy::Ring, 1);
+        assert!(matches!(
+            simulate(&topo, &ok, Sync::Tight, &zero, &cal),
+            Err(SimError::BadOption(_))
+        ));
+    }
+}

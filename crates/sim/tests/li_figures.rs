@@ -1,0 +1,196 @@
+//! Predictions against Li et al. (CIDR 2013), Figures 6 and 7, and a
+//! prediction for every preset. Goals the honest model misses are pinned to
+//! what it does predict, with the reason (see the crate docs).
+
+use numakit_shuffle::{Strategy, Sync};
+use numakit_sim::{plan, plan_from_report, predict_machine, Calibration, MachineReport};
+use numakit_topology::presets;
+
+/// One thread per core, as in Figure 7's sweep (8 per socket on Nehalem-EX).
+fn report(name: &str, cal: &Calibration) -> MachineReport {
+    let topo = presets::topology(name).unwrap();
+    let cores = topo.core_count() / topo.nodes.len();
+    predict_machine(&topo, Some(cores), cal).unwrap()
+}
+
+/// Every hardware thread: the library's default, "maximum bandwidth".
+fn report_all_threads(name: &str) -> MachineReport {
+    let topo = presets::topology(name).unwrap();
+    predict_machine(&topo, None, &Calibration::li_nehalem()).unwrap()
+}
+
+#[test]
+fn figure_6_with_every_hardware_thread() {
+    let four = report_all_threads("nehalem-ex-4s");
+    assert_eq!(four.layout.threads(), 64);
+    let naive = gbs(&four, Strategy::Naive, Sync::Tight);
+    let ring = gbs(&four, Strategy::Ring, Sync::Tight);
+    let migration = gbs(&four, Strategy::Migration, Sync::Tight);
+    assert!(within(naive, 22.0, 0.15), "naive {naive}");
+    assert!(within(ring, 70.0, 0.15), "ring {ring}");
+    assert!(within(migration, 94.0, 0.15), "migration {migration}");
+    for sync in Sync::ALL {
+        let random = gbs(&four, Strategy::Random, sync);
+        assert!(naive < random && random < ring, "random ({sync}) {random}");
+    }
+    let eight = report_all_threads("nehalem-ex-8s");
+    assert_eq!(eight.layout.threads(), 128);
+    assert!(
+        gbs(&eight, Strategy::Ring, Sync::Tight) < ring,
+        "ring lower on eight sockets"
+    );
+    // Migration on eight sockets: the model predicts about 56 GB/s, not the
+    // paper's ~94 (see the crate docs: broadcast snoops over the slower
+    // cross-chassis links of the assumed wiring). Pinned, not hidden.
+    let mig8 = gbs(&eight, Strategy::Migration, Sync::Tight);
+    assert!(mig8 > 45.0 && mig8 < 65.0, "migration 8s {mig8}");
+}
+
+fn gbs(r: &MachineReport, strategy: Strategy, sync: Sync) -> f64 {
+    r.row(strategy, sync).unwrap().gbs
+}
+
+fn within(predicted: f64, paper: f64, tolerance: f64) -> bool {
+    (predicted / paper - 1.0).abs() <= tolerance
+}
+
+#[test]
+fn every_preset_gets_a_report_and_a_plan() {
+    let cal = Calibration::li_nehalem();
+    for name in presets::names() {
+        let r = report(name, &cal);
+        assert_eq!(r.rows.len(), 10, "{name}");
+        assert_eq!(r.sweep.len(), r.layout.threads_per_socket, "{name}");
+        for row in &r.rows {
+            assert!(row.gbs.is_finite() && row.gbs > 0.0, "{name}: {row:?}");
+        }
+        let p = plan_from_report(&r).unwrap();
+        assert!(p.predicted_gbs > 0.0 && !p.why.is_empty(), "{name}: {p:?}");
+    }
+}
+
+#[test]
+fn four_sockets_naive_ring_random_follow_figure_6() {
+    let r = report("nehalem-ex-4s", &Calibration::li_nehalem());
+    assert_eq!(r.layout.threads(), 32);
+    let naive = gbs(&r, Strategy::Naive, Sync::Tight);
+    let ring = gbs(&r, Strategy::Ring, Sync::Tight);
+    assert!(within(naive, 22.0, 0.15), "naive {naive}");
+    assert!(within(ring, 70.0, 0.15), "ring {ring}");
+    for sync in Sync::ALL {
+        let random = gbs(&r, Strategy::Random, sync);
+        assert!(naive < random && random < ring, "random ({sync}) {random}");
+    }
+    assert!(gbs(&r, Strategy::Ring, Sync::Tight) >= gbs(&r, Strategy::Ring, Sync::Loose) * 0.999);
+}
+
+/// Missed goal: Figure 6 has migration at 94 GB/s; the per-thread cap of
+/// Li §2 (24.7 / 12 GB/s) allows 32 threads at most 65.9 GB/s.
+#[test]
+fn four_socket_migration_is_held_by_the_thread_cap_of_section_2() {
+    let cal = Calibration::li_nehalem();
+    let r = report("nehalem-ex-4s", &cal);
+    let migration = r.row(Strategy::Migration, Sync::Tight).unwrap();
+    assert!(
+        within(migration.gbs, 32.0 * cal.per_thread_gbs, 0.001),
+        "{migration:?}"
+    );
+    assert_eq!(migration.bottleneck, "per-thread limit");
+    assert!(migration.gbs >= gbs(&r, Strategy::Ring, Sync::Tight) * 0.999);
+    let plan = plan(&presets::topology("nehalem-ex-4s").unwrap(), None, &cal).unwrap();
+    assert_eq!((plan.strategy, plan.sync), (Strategy::Ring, Sync::Tight));
+}
+
+/// Ring is lower on eight sockets (met). Migration is within 15% of the
+/// model's own four-socket figure ("similar on both machines") but far
+/// from 94 GB/s (missed: thread cap, and snoops on the slow links).
+#[test]
+fn eight_sockets_ring_drops_and_migration_stays_near_four_sockets() {
+    let cal = Calibration::li_nehalem();
+    let four = report("nehalem-ex-4s", &cal);
+    let eight = report("nehalem-ex-8s", &cal);
+    assert_eq!(eight.layout.threads(), 64);
+    let ring8 = gbs(&eight, Strategy::Ring, Sync::Tight);
+    assert!(
+        ring8 < gbs(&four, Strategy::Ring, Sync::Tight),
+        "ring {ring8}"
+    );
+    let mig4 = gbs(&four, Strategy::Migration, Sync::Tight);
+    let mig8 = gbs(&eight, Strategy::Migration, Sync::Tight);
+    assert!(within(mig8, mig4, 0.15), "migration 8s {mig8} vs 4s {mig4}");
+    assert!(
+        within(mig8, 56.3, 0.02),
+        "documented figure changed: {mig8}"
+    );
+    let bottleneck = &eight
+        .row(Strategy::Migration, Sync::Tight)
+        .unwrap()
+        .bottleneck;
+    assert!(bottleneck.contains("coherence 100%"), "{bottleneck}");
+    let p = plan_from_report(&eight).unwrap();
+    assert!(p.migration_better, "{p:?}");
+}
+
+/// Figure 7: naive stops at ~12 threads (met); migration never below ring
+/// (met); ring linear to ~20 threads then saturating (missed: with the §2
+/// thread cap ring stays linear, and ties migration, up to 32 threads).
+#[test]
+fn figure_7_shape_on_four_sockets() {
+    let r = report("nehalem-ex-4s", &Calibration::li_nehalem());
+    let at = |threads: usize| r.sweep.iter().find(|p| p.threads == threads).unwrap();
+    let naive12 = at(12).naive_gbs;
+    assert!(within(naive12, 22.0, 0.15), "{naive12}");
+    for p in r.sweep.iter().filter(|p| p.threads >= 12) {
+        assert!(within(p.naive_gbs, naive12, 0.05), "naive not flat: {p:?}");
+    }
+    assert!(
+        at(8).naive_gbs < 0.75 * naive12,
+        "naive still rising below 12 threads"
+    );
+    for p in &r.sweep {
+        assert!(
+            p.migration_gbs >= p.ring_gbs * 0.999 && p.ring_gbs >= p.naive_gbs * 0.999,
+            "{p:?}"
+        );
+    }
+    assert!(
+        within(at(32).ring_gbs, 2.0 * at(16).ring_gbs, 0.01),
+        "documented: ring linear to 32"
+    );
+}
+
+/// Not the calibration: what the same model gives if the thread cap were
+/// read off Figure 7 (94 GB/s / 32 threads) instead of §2's 12 threads.
+/// Table 1 and §2 stay reproduced, and Figures 6 and 7 on four sockets
+/// follow; this is why the misses above are put on the thread cap.
+#[test]
+fn what_if_the_thread_cap_came_from_figure_7() {
+    let cal = Calibration {
+        per_thread_gbs: 94.0 / 32.0,
+        ..Calibration::li_nehalem()
+    };
+    for c in numakit_sim::check_scenarios(&cal).unwrap() {
+        assert!(c.relative_error.abs() <= 0.10, "{c:?}");
+    }
+    let r = report("nehalem-ex-4s", &cal);
+    assert!(within(gbs(&r, Strategy::Ring, Sync::Tight), 70.0, 0.15));
+    assert!(within(
+        gbs(&r, Strategy::Migration, Sync::Tight),
+        94.0,
+        0.15
+    ));
+    let at = |threads: usize| r.sweep.iter().find(|p| p.threads == threads).unwrap();
+    let per_thread = at(4).ring_gbs / 4.0;
+    assert!(
+        at(20).ring_gbs >= 0.95 * 20.0 * per_thread,
+        "ring linear to 20 threads"
+    );
+    assert!(
+        at(32).ring_gbs <= 0.80 * 32.0 * per_thread,
+        "ring saturates after"
+    );
+    assert!(
+        at(32).migration_gbs > 1.2 * at(32).ring_gbs,
+        "migration scales best"
+    );
+}
