@@ -47,8 +47,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run numakit's main job on built-in data: topology, doctor, and a
-    /// parallel reduction over node-placed memory with per-node statistics.
+    /// Run numakit's main job on built-in data: topology, doctor, a parallel
+    /// reduction over node-placed memory with per-node statistics, a
+    /// shuffle, and the simulator's predictions for Li's 4-socket server.
     Run(RunArgs),
     /// Show the machine: nodes, CPUs, cores, caches, memory, distances,
     /// what this process may use, and links of described machines.
