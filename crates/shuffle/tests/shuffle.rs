@@ -116,3 +116,33 @@ fn shuffles_on_this_machine_with_real_pinning() {
         assert_eq!(here, total, "every page of a partition on node {node}");
     }
 }
+
+mod random_sizes {
+    use super::*;
+    use proptest::prelude::{prop_assert_eq, proptest, ProptestConfig};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Random machines, data sizes and skews: every schedule, tight and
+        /// loose, in both forms, equals the sequential reference.
+        #[test]
+        fn every_schedule_equals_the_reference(nodes in 1usize..4, cores in 1usize..4, elements in 0usize..20_000, theta in 0.0f64..2.5, seed in 0u64..1000) {
+            let pool = described_pool(nodes, cores);
+            let data = ShuffleData::generate(&pool, elements, Skew::Zipf(theta), seed).unwrap();
+            let reference = data.reference();
+            for strategy in Strategy::ALL {
+                for sync in Sync::ALL {
+                    for form in [Form::Pull, Form::Push] {
+                        let mut opts = ShuffleOptions::new(strategy, sync);
+                        opts.form = form;
+                        opts.seed = seed;
+                        opts.state_bytes = 1024;
+                        let run = shuffle(&pool, &data, &opts).unwrap();
+                        prop_assert_eq!(&run.results, &reference);
+                    }
+                }
+            }
+        }
+    }
+}
