@@ -248,4 +248,9 @@ pub struct SimulateArgs {
     /// hardware thread, the configuration of "maximum bandwidth").
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+
+    /// Write the predictions as SVG charts: FILE (Figure 6 style) and FILE
+    /// with `-sweep` before the extension (Figure 7). One machine only.
+    #[arg(long, value_name = "FILE", conflicts_with = "all_presets")]
+    pub chart: Option<std::path::PathBuf>,
 }

@@ -5,9 +5,11 @@
 
 use std::fmt::Write;
 
-/// One bar: label, min, median (bar height) and max.
+/// One bar: label, palette colour, min, median (bar height) and max.
 pub struct Bar {
     pub label: String,
+    /// Index into the palette (bars of one kind share a colour).
+    pub colour: usize,
     pub min: f64,
     pub median: f64,
     pub max: f64,
@@ -71,12 +73,17 @@ fn y_of(v: f64, top: f64) -> f64 {
     HEIGHT - BOTTOM - (v / top) * (HEIGHT - BOTTOM - TOP)
 }
 
+/// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 x 10^k above `max`.
 fn nice_top(max: f64) -> f64 {
     if max.is_nan() || max <= 0.0 {
         return 1.0;
     }
     let step = 10f64.powf(max.log10().floor());
-    (max / step).ceil() * step
+    [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
+        .iter()
+        .map(|m| m * step)
+        .find(|&top| top >= max)
+        .unwrap_or(10.0 * step)
 }
 
 fn escape(text: &str) -> String {
@@ -99,7 +106,7 @@ pub fn bars(title: &str, y_label: &str, bars: &[Bar], reference: Option<(&str, f
     for (i, b) in bars.iter().enumerate() {
         let x = LEFT + slot * i as f64 + slot * 0.15;
         let w = slot * 0.7;
-        let colour = COLOURS[i % COLOURS.len()];
+        let colour = COLOURS[b.colour % COLOURS.len()];
         let _ = writeln!(
             svg,
             r#"<rect x="{x:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="{colour}"/>"#,
@@ -126,10 +133,10 @@ pub fn bars(title: &str, y_label: &str, bars: &[Bar], reference: Option<(&str, f
         let y = y_of(v, top);
         let _ = writeln!(
             svg,
-            r#"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="black" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" text-anchor="end">{} {v:.1}</text>"#,
+            r#"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="black" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" text-anchor="end">- - - {} {v:.1}</text>"#,
             WIDTH - 20.0,
-            WIDTH - 22.0,
-            y - 5.0,
+            WIDTH - 20.0,
+            TOP - 8.0,
             escape(label)
         );
     }
@@ -206,6 +213,7 @@ mod tests {
             "GB/s",
             &[Bar {
                 label: "ring (tight)".into(),
+                colour: 0,
                 min: 1.0,
                 median: 2.0,
                 max: 3.0,
@@ -229,5 +237,7 @@ mod tests {
         assert!(bars("empty", "y", &[], None).contains("</svg>"));
         assert_eq!(nice_top(0.0), 1.0);
         assert_eq!(nice_top(73.0), 80.0);
+        assert_eq!(nice_top(103.0), 120.0);
+        assert_eq!(nice_top(34.5), 40.0);
     }
 }

@@ -330,3 +330,25 @@ fn simulate_predicts_every_preset_and_plans() {
         "unknown machine preset",
     );
 }
+
+#[test]
+fn simulate_draws_figure_6_and_7() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("li.svg");
+    let out = numakit(&[
+        "simulate",
+        "--machine",
+        "nehalem-ex-8s",
+        "--chart",
+        chart.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bars = std::fs::read_to_string(&chart).unwrap();
+    assert!(bars.contains("nehalem-ex-8s") && bars.contains("migration-copy (loose)"));
+    let sweep = std::fs::read_to_string(dir.path().join("li-sweep.svg")).unwrap();
+    assert!(sweep.contains("<polyline"));
+}

@@ -304,6 +304,7 @@ fn write_charts(path: &std::path::Path, report: &ShuffleReport) -> Result<()> {
         .iter()
         .map(|r| Bar {
             label: format!("{} ({})", r.schedule, r.sync),
+            colour: usize::from(r.sync == Sync::Loose),
             min: r.gbs.min,
             median: r.gbs.median,
             max: r.gbs.max,
@@ -359,6 +360,15 @@ fn write_charts(path: &std::path::Path, report: &ShuffleReport) -> Result<()> {
             .with_context(|| format!("writing {}", sweep_path.display()))?;
     }
     Ok(())
+}
+
+/// `fig.svg` -> `fig-sweep.svg`.
+pub fn sweep_path(path: &std::path::Path) -> std::path::PathBuf {
+    path.with_file_name(format!(
+        "{}-sweep.{}",
+        path.file_stem().and_then(|s| s.to_str()).unwrap_or("chart"),
+        path.extension().and_then(|s| s.to_str()).unwrap_or("svg")
+    ))
 }
 
 fn render(r: &ShuffleReport) -> String {

@@ -6,7 +6,12 @@ use anyhow::{ensure, Result};
 use numakit_sim::{plan as sim_plan, predict_machine, render_report, Calibration, MachineReport};
 use numakit_topology::{presets, Topology};
 
+use anyhow::Context;
+use numakit_shuffle::Sync;
+
 use crate::args::SimulateArgs;
+use crate::chart::{self, Bar, Series};
+use crate::commands::shuffle::sweep_path;
 
 fn machine(spec: Option<&str>) -> Result<Topology> {
     Ok(match spec {
@@ -48,6 +53,9 @@ pub fn run(args: &SimulateArgs, json: bool) -> Result<()> {
         .iter()
         .map(|t| report_for(t, args.threads))
         .collect::<Result<Vec<_>>>()?;
+    if let Some(path) = &args.chart {
+        write_charts(path, &reports[0])?;
+    }
     if json {
         let value = if args.all_presets {
             serde_json::to_string_pretty(&reports)?
@@ -88,5 +96,67 @@ pub fn plan(spec: Option<&str>, threads: Option<usize>, json: bool) -> Result<()
             plan.machine, plan.strategy, plan.sync, plan.predicted_gbs, plan.why
         );
     }
+    Ok(())
+}
+
+fn write_charts(path: &std::path::Path, report: &MachineReport) -> Result<()> {
+    let bars: Vec<Bar> = report
+        .rows
+        .iter()
+        .map(|r| Bar {
+            label: format!("{} ({})", r.strategy, r.sync),
+            colour: usize::from(r.sync == Sync::Loose),
+            min: r.gbs,
+            median: r.gbs,
+            max: r.gbs,
+        })
+        .collect();
+    let title = format!(
+        "Predicted shuffle bandwidth on {} ({} threads)",
+        report.machine,
+        report.layout.threads()
+    );
+    std::fs::write(path, chart::bars(&title, "GB/s (predicted)", &bars, None))
+        .with_context(|| format!("writing {}", path.display()))?;
+    let series = [
+        (
+            "naive",
+            report
+                .sweep
+                .iter()
+                .map(|p| (p.threads as f64, p.naive_gbs))
+                .collect(),
+        ),
+        (
+            "ring",
+            report
+                .sweep
+                .iter()
+                .map(|p| (p.threads as f64, p.ring_gbs))
+                .collect(),
+        ),
+        (
+            "migration",
+            report
+                .sweep
+                .iter()
+                .map(|p| (p.threads as f64, p.migration_gbs))
+                .collect(),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, points)| Series {
+        name: name.into(),
+        points,
+    })
+    .collect::<Vec<_>>();
+    let sweep = sweep_path(path);
+    let svg = chart::lines(
+        &format!("Predicted by thread count on {} (tight)", report.machine),
+        "threads",
+        "GB/s (predicted)",
+        &series,
+    );
+    std::fs::write(&sweep, svg).with_context(|| format!("writing {}", sweep.display()))?;
     Ok(())
 }
