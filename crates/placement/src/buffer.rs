@@ -250,7 +250,8 @@ fn check_target(placer: &Placer, placement: &Placement, bytes: usize) -> Result<
             return Err(PlacementError::NoMemoryOnNode { node });
         }
         let share = bytes / placement.nodes().len().max(1);
-        if memory.is_some_and(|m| share as u64 > m) {
+        let reliable = placer.topology().node_memory_is_reliable();
+        if reliable && memory.is_some_and(|m| share as u64 > m) {
             return Err(PlacementError::OutOfMemory {
                 node: Some(node),
                 bytes,

@@ -145,14 +145,25 @@ fn bad_requests_are_typed_errors() {
     assert!(placer
         .set_thread_policy(&MemPolicy::Bind(NodeSet::new()))
         .is_err());
-    let node = first_node(&placer);
-    let too_big = placer.topology().node(node).unwrap().memory_bytes.unwrap() as usize + 4096;
-    let err = NodeBuffer::<u8>::new(&placer, too_big, Placement::OnNode(node)).unwrap_err();
+    // A described node of 1 GiB (sizes that add up): 2 GiB is refused
+    // before anything is mapped.
+    let small = Placer::new(restricted_all_allowed(), PlacementMode::Off);
+    let err = NodeBuffer::<u8>::new(&small, 2 << 30, Placement::OnNode(0)).unwrap_err();
     assert!(
-        matches!(err, PlacementError::OutOfMemory { node: Some(n), .. } if n == node),
+        matches!(err, PlacementError::OutOfMemory { node: Some(0), .. }),
         "{err}"
     );
     assert!(NodeBuffer::<u64>::new(&placer, usize::MAX / 4, Placement::Anywhere).is_err());
+}
+
+fn restricted_all_allowed() -> Arc<Topology> {
+    let json = r#"{"name":"t","description":"","source":"","nodes":[
+        {"id":0,"socket":0,"cores":1,"threads_per_core":1,"memory_gib":1}]}"#;
+    Arc::new(
+        MachineDescription::from_json(json, "t")
+            .unwrap()
+            .to_topology(),
+    )
 }
 
 fn restricted() -> Arc<Topology> {

@@ -233,6 +233,18 @@ impl Topology {
             .find(|c| c.cpus.contains(cpu))
     }
 
+    /// Whether per-node memory sizes can be trusted for capacity checks:
+    /// every node reports one and they add up to `MemTotal` within 2%.
+    /// Some virtual machines and sandboxes report node sizes that do not.
+    pub fn node_memory_is_reliable(&self) -> bool {
+        let sizes: Option<Vec<u64>> = self.nodes.iter().map(|n| n.memory_bytes).collect();
+        match (sizes, self.mem_total_bytes) {
+            (Some(sizes), Some(total)) => sizes.iter().sum::<u64>().abs_diff(total) <= total / 50,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+
     /// Number of link hops from `a` to `b` (breadth-first over `links`);
     /// `None` when unreachable or when the topology has no links.
     pub fn hops(&self, a: NodeId, b: NodeId) -> Option<u32> {

@@ -403,16 +403,57 @@ fn parse_size(text: &str) -> Option<u64> {
     Some(value * scale)
 }
 
-/// `MemAvailable` of this machine in bytes, when the kernel reports it.
+/// Memory this process can still allocate, in bytes: `MemAvailable`,
+/// lowered to what the cgroup v2 `memory.max` leaves (containers and Slurm
+/// jobs get killed at their limit long before the machine runs out).
 pub fn mem_available() -> Option<u64> {
-    fs::read_to_string("/proc/meminfo")
+    let machine = fs::read_to_string("/proc/meminfo")
         .ok()
-        .and_then(|t| meminfo_field(&t, "MemAvailable:"))
+        .and_then(|t| meminfo_field(&t, "MemAvailable:"));
+    let cgroup = cgroup_memory_left(Path::new("/"));
+    match (machine, cgroup) {
+        (Some(m), Some(c)) => Some(m.min(c)),
+        (m, c) => m.or(c),
+    }
+}
+
+/// `memory.max - memory.current` of this process's cgroup v2, if limited.
+fn cgroup_memory_left(root: &Path) -> Option<u64> {
+    let cgroup = fs::read_to_string(root.join("proc/self/cgroup")).ok()?;
+    let rel = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = root
+        .join("sys/fs/cgroup")
+        .join(rel.trim().trim_start_matches('/'));
+    let max: u64 = fs::read_to_string(dir.join("memory.max"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let current: u64 = fs::read_to_string(dir.join("memory.current"))
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0);
+    Some(max.saturating_sub(current))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cgroup_memory_limit_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let cg = root.join("sys/fs/cgroup/job");
+        fs::create_dir_all(&cg).unwrap();
+        fs::create_dir_all(root.join("proc/self")).unwrap();
+        fs::write(root.join("proc/self/cgroup"), "0::/job\n").unwrap();
+        fs::write(cg.join("memory.max"), "1000\n").unwrap();
+        fs::write(cg.join("memory.current"), "300\n").unwrap();
+        assert_eq!(cgroup_memory_left(root), Some(700));
+        fs::write(cg.join("memory.max"), "max\n").unwrap();
+        assert_eq!(cgroup_memory_left(root), None, "unlimited");
+    }
 
     #[test]
     fn parses_sizes_and_meminfo() {

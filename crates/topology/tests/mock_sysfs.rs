@@ -103,6 +103,10 @@ fn sparse_ids_memory_only_node_and_restricted_process() {
         "node 3 is memory-only"
     );
     assert_eq!(topo.node(3).unwrap().memory_bytes, Some(8 << 30));
+    assert!(
+        topo.node_memory_is_reliable(),
+        "16 GiB of nodes, 16 GiB MemTotal"
+    );
     assert_eq!(topo.distance(2, 3).unwrap(), 31);
     assert!(topo.distances_reported);
     assert_eq!(topo.nodes_by_distance(0).unwrap(), vec![2, 3]);

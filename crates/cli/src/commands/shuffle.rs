@@ -90,7 +90,7 @@ pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> 
     let topology = Arc::new(numakit_topology::discover()?);
     let threads = args.threads.unwrap_or(topology.allowed.cpus.len());
     check_threads(&topology, threads, args.oversubscribe)?;
-    check_memory(args.size_mib << 20, plan.form)?;
+    check_memory(&topology, args.size_mib << 20, plan.form)?;
     let progress = |msg: String| {
         if !quiet {
             eprintln!("numakit: {msg}");
@@ -121,7 +121,10 @@ fn check_threads(topology: &Topology, threads: usize, oversubscribe: bool) -> Re
     Ok(())
 }
 
-fn check_memory(data_bytes: u64, form: Form) -> Result<()> {
+/// Refuses sizes that would not fit, before anything is allocated: in all
+/// (MemAvailable, cgroup limit) and per node (each node holds its share,
+/// bound there, so a full node would mean the OOM killer, not a spill).
+fn check_memory(topology: &Topology, data_bytes: u64, form: Form) -> Result<()> {
     let need = if form == Form::Push {
         2 * data_bytes
     } else {
@@ -134,6 +137,21 @@ fn check_memory(data_bytes: u64, form: Form) -> Result<()> {
             bytes(need),
             bytes(available)
         );
+    }
+    if !topology.node_memory_is_reliable() {
+        return Ok(());
+    }
+    let nodes = topology.compute_nodes();
+    let share = need / nodes.len().max(1) as u64;
+    for node in nodes {
+        if let Some(total) = topology.node(node)?.memory_bytes {
+            ensure!(
+                share < total / 10 * 9,
+                "the shuffle puts {} on node {node}, which has only {}",
+                bytes(share),
+                bytes(total)
+            );
+        }
     }
     Ok(())
 }
