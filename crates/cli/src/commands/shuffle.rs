@@ -316,17 +316,22 @@ fn sweep(
     Ok(points)
 }
 
+/// A chart bar for one schedule: tight and loose in two colours.
+pub fn schedule_bar(strategy: Strategy, sync: Sync, gbs: &Spread) -> Bar {
+    Bar {
+        label: format!("{strategy} ({sync})"),
+        colour: usize::from(sync == Sync::Loose),
+        min: gbs.min,
+        median: gbs.median,
+        max: gbs.max,
+    }
+}
+
 fn write_charts(path: &std::path::Path, report: &ShuffleReport) -> Result<()> {
     let bars: Vec<Bar> = report
         .results
         .iter()
-        .map(|r| Bar {
-            label: format!("{} ({})", r.schedule, r.sync),
-            colour: usize::from(r.sync == Sync::Loose),
-            min: r.gbs.min,
-            median: r.gbs.median,
-            max: r.gbs.max,
-        })
+        .map(|r| schedule_bar(r.schedule, r.sync, &r.gbs))
         .collect();
     let title = format!(
         "Shuffle of {} over {} threads ({} node(s))",

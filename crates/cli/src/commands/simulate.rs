@@ -6,12 +6,11 @@ use anyhow::{ensure, Result};
 use numakit_sim::{plan as sim_plan, predict_machine, render_report, Calibration, MachineReport};
 use numakit_topology::{presets, Topology};
 
-use anyhow::Context;
-use numakit_shuffle::Sync;
-
 use crate::args::SimulateArgs;
 use crate::chart::{self, Bar, Series};
-use crate::commands::shuffle::sweep_path;
+use crate::commands::shuffle::{schedule_bar, sweep_path};
+use crate::format::Spread;
+use anyhow::Context;
 
 fn machine(spec: Option<&str>) -> Result<Topology> {
     Ok(match spec {
@@ -103,12 +102,13 @@ fn write_charts(path: &std::path::Path, report: &MachineReport) -> Result<()> {
     let bars: Vec<Bar> = report
         .rows
         .iter()
-        .map(|r| Bar {
-            label: format!("{} ({})", r.strategy, r.sync),
-            colour: usize::from(r.sync == Sync::Loose),
-            min: r.gbs,
-            median: r.gbs,
-            max: r.gbs,
+        .map(|r| {
+            let point = Spread {
+                min: r.gbs,
+                median: r.gbs,
+                max: r.gbs,
+            };
+            schedule_bar(r.strategy, r.sync, &point)
         })
         .collect();
     let title = format!(
