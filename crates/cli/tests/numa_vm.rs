@@ -217,6 +217,13 @@ fn check_shuffle(g: &Guest, report: &Value, runs: usize) {
     );
     assert_eq!(report["sockets"].as_u64(), Some(g.nodes.min(g.cpus) as u64));
     assert_eq!(report["results"].as_array().unwrap().len(), runs);
+    for r in report["results"].as_array().unwrap() {
+        assert_eq!(
+            r["misplaced_steps"].as_u64(),
+            Some(0),
+            "every consumer ran where the schedule put it (migration moved it): {r}"
+        );
+    }
     for p in report["placement"].as_array().unwrap() {
         assert!(
             p[2].as_u64().unwrap() > 0,

@@ -14,7 +14,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
-use numakit_placement::{NodeBuffer, Placement, PlacementError};
+use numakit_placement::{current_cpu, NodeBuffer, Placement, PlacementError};
 use numakit_pool::{Pool, WorkerContext};
 use serde::Serialize;
 
@@ -74,6 +74,9 @@ pub struct ShuffleRun {
     pub results: Vec<(u64, u64)>,
     pub seconds: f64,
     pub bytes: u64,
+    /// Steps in which a pinned consumer was observed (getcpu) on another
+    /// node than the schedule put it on: 0 when placement works.
+    pub misplaced_steps: u64,
 }
 
 impl ShuffleRun {
@@ -117,6 +120,7 @@ struct Consumer {
     /// MigrationCopy: one state buffer per node; `at` is where it lives now.
     state: Vec<NodeBuffer<u8>>,
     at: usize,
+    misplaced: u64,
     error: Option<PlacementError>,
 }
 
@@ -144,6 +148,7 @@ pub fn shuffle(pool: &Pool, data: &ShuffleData, opts: &ShuffleOptions) -> Result
     }
     let seconds = start.elapsed().as_secs_f64();
     let mut results = Vec::with_capacity(consumers.len());
+    let mut misplaced_steps = 0;
     for c in consumers {
         let c = CachePadded::into_inner(c)
             .into_inner()
@@ -152,11 +157,13 @@ pub fn shuffle(pool: &Pool, data: &ShuffleData, opts: &ShuffleOptions) -> Result
             return Err(e.into());
         }
         results.push((c.sum, c.count));
+        misplaced_steps += c.misplaced;
     }
     Ok(ShuffleRun {
         results,
         seconds,
         bytes: data.bytes(),
+        misplaced_steps,
     })
 }
 
@@ -194,6 +201,7 @@ fn prepare(
                 filled: 0,
                 state,
                 at: ctx.node_index,
+                misplaced: 0,
                 error: None,
             })))
         })
@@ -212,6 +220,9 @@ fn run_step(
     let access = schedule.access(k, ctx.index);
     if opts.strategy.migrates() && me.at != access.run_on {
         migrate(pool, opts, me, access.run_on);
+    }
+    if ctx.cpu.is_some() {
+        check_node(pool, access.run_on, me);
     }
     let piece = data.piece(access.producer, ctx.index);
     match &mut me.local {
@@ -253,6 +264,16 @@ fn migrate(pool: &Pool, opts: &ShuffleOptions, me: &mut Consumer, to: usize) {
         dst.copy_from_slice(src);
     }
     me.at = to;
+}
+
+/// Counts a step in which the consumer does not run on the node the
+/// schedule says (a pin that did not take, or placement turned off).
+fn check_node(pool: &Pool, run_on: usize, me: &mut Consumer) {
+    match current_cpu() {
+        Ok((_, node)) if node != pool.nodes()[run_on] => me.misplaced += 1,
+        Ok(_) => {}
+        Err(e) => record(me, Err(e)),
+    }
 }
 
 fn record(me: &mut Consumer, result: std::result::Result<(), PlacementError>) {

@@ -111,6 +111,14 @@ fn shuffles_on_this_machine_with_real_pinning() {
         .build()
         .unwrap();
     check_all(&pool, 1 << 18, Skew::Uniform);
+    let data_m = ShuffleData::generate(&pool, 1 << 14, Skew::Uniform, 5).unwrap();
+    for strategy in [Strategy::Migration, Strategy::MigrationCopy, Strategy::Ring] {
+        let run = shuffle(&pool, &data_m, &ShuffleOptions::new(strategy, Sync::Tight)).unwrap();
+        assert_eq!(
+            run.misplaced_steps, 0,
+            "{strategy}: consumers ran where scheduled"
+        );
+    }
     let data = ShuffleData::generate(&pool, 1 << 16, Skew::Uniform, 3).unwrap();
     for (node, here, total) in data.placement().unwrap() {
         assert_eq!(here, total, "every page of a partition on node {node}");

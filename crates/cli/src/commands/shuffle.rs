@@ -25,6 +25,9 @@ pub struct ScheduleResult {
     pub gbs: Spread,
     /// Median over the baseline's median.
     pub vs_plain_read: f64,
+    /// Steps, over all repetitions, in which a consumer ran on another node
+    /// than the schedule put it on (0 when pinning and migration work).
+    pub misplaced_steps: u64,
 }
 
 /// A thread count of the sweep.
@@ -190,6 +193,7 @@ fn measure(
         .flat_map(|&k| plan.syncs.iter().map(move |&s| (k, s)))
         .collect();
     let mut samples = vec![Vec::new(); combos.len()];
+    let mut misplaced = vec![0u64; combos.len()];
     let mut plain = Vec::new();
     for rep in 0..args.reps {
         progress(format!("repetition {}/{}", rep + 1, args.reps));
@@ -208,18 +212,21 @@ fn measure(
             run.verify(&reference)
                 .with_context(|| format!("{strategy} ({sync})"))?;
             samples[i].push(run.gbs());
+            misplaced[i] += run.misplaced_steps;
         }
     }
     let plain_read_gbs = Spread::of(&plain);
     let results = combos
         .iter()
         .zip(&samples)
-        .map(|(&(schedule, sync), s)| {
+        .zip(&misplaced)
+        .map(|((&(schedule, sync), s), &misplaced_steps)| {
             let gbs = Spread::of(s);
             ScheduleResult {
                 schedule,
                 sync,
                 vs_plain_read: gbs.median / plain_read_gbs.median,
+                misplaced_steps,
                 gbs,
             }
         })
