@@ -14,7 +14,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .placement(PlacementMode::BestEffort)
         .build()?;
     let data = ShuffleData::generate(&pool, 8 << 20, Skew::Uniform, 42)?;
-    let run = shuffle(&pool, &data, &ShuffleOptions::new(Strategy::Ring, Sync::Tight))?;
+    let run = shuffle(
+        &pool,
+        &data,
+        &ShuffleOptions::new(Strategy::Ring, Sync::Tight),
+    )?;
     run.verify(&data.reference())?;
     let (seconds, _) = plain_read(&pool, &data)?;
     println!(

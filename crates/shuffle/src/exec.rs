@@ -142,11 +142,16 @@ pub fn shuffle(pool: &Pool, data: &ShuffleData, opts: &ShuffleOptions) -> Result
         run_step(pool, data, &schedule, opts, ctx, k, &mut me);
     };
     let start = Instant::now();
-    match opts.sync {
-        Sync::Tight => pool.run_lockstep(schedule.len(), step)?,
-        Sync::Loose => pool.run_loose(schedule.len(), step)?,
-    }
+    let phase = match opts.sync {
+        Sync::Tight => pool.run_lockstep(schedule.len(), step),
+        Sync::Loose => pool.run_loose(schedule.len(), step),
+    };
     let seconds = start.elapsed().as_secs_f64();
+    if opts.strategy.migrates() {
+        // Every worker goes home, also when the phase failed half-way.
+        pin_workers_home(pool)?;
+    }
+    phase?;
     let mut results = Vec::with_capacity(consumers.len());
     let mut misplaced_steps = 0;
     for c in consumers {
@@ -240,12 +245,17 @@ fn run_step(
             me.sum = local[..me.filled].iter().sum();
             me.count = me.filled as u64;
         }
-        if opts.strategy.migrates() {
-            if let Some(cpu) = ctx.cpu {
-                record(me, pool.placer().pin_to_cpu(cpu).map(drop));
-            }
-        }
     }
+}
+
+/// Pins every worker back to its own CPU after a migrating shuffle.
+fn pin_workers_home(pool: &Pool) -> Result<()> {
+    let pinned = pool.broadcast(|ctx| match ctx.cpu {
+        Some(cpu) => pool.placer().pin_to_cpu(cpu).map(drop),
+        None => Ok(()),
+    })?;
+    pinned.into_iter().collect::<std::result::Result<(), _>>()?;
+    Ok(())
 }
 
 /// Moves the calling worker (and, for MigrationCopy, its state) to the
