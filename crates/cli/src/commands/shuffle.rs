@@ -401,7 +401,7 @@ pub fn sweep_path(path: &std::path::Path) -> std::path::PathBuf {
     ))
 }
 
-fn render(r: &ShuffleReport) -> String {
+pub fn render(r: &ShuffleReport) -> String {
     let mut rows = vec![[
         "schedule",
         "sync",
