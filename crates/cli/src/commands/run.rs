@@ -121,7 +121,7 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
             .collect(),
     };
     let (reduction, pool) = reduction(topology, args, mode)?;
-    let (shuffle, shuffle_skipped) = match quick_report(&pool, (args.size_mib / 4).max(8)) {
+    let (shuffle, shuffle_skipped) = match quick_report(&pool, args.size_mib.max(8)) {
         Ok(report) => (Some(report), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
