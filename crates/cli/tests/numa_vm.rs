@@ -271,7 +271,7 @@ fn numa_paths_hold_in_multi_node_guests() {
             &[
                 "topo --json",
                 "doctor --json",
-                "run --json --placement strict --size-mib 64 --morsel-kib 256",
+                "run --json --placement strict --size-mib 32 --morsel-kib 128",
                 "shuffle --json --quiet --placement strict --size-mib 16 --reps 1",
                 "shuffle --json --quiet --placement strict --size-mib 8 --reps 1 --form push --skew zipf:1.5 --schedules ring,migration-copy",
             ],
