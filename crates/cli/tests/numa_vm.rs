@@ -32,7 +32,16 @@ fn in_guest(run: &PathBuf, g: &Guest, commands: &[&str]) -> Vec<String> {
     let bin = env!("CARGO_BIN_EXE_numakit");
     let script = commands
         .iter()
-        .map(|args| format!("{bin} {args}"))
+        .map(|args| match args.strip_prefix("taskset ") {
+            // `taskset -c LIST numakit ...`: run numakit under a narrower mask.
+            Some(rest) => {
+                let (mask, args) = rest
+                    .split_once(" numakit ")
+                    .expect("taskset ... numakit ...");
+                format!("taskset {mask} {bin} {args}")
+            }
+            None => format!("{bin} {args}"),
+        })
         .collect::<Vec<_>>()
         .join(" && echo @@@ && ");
     let output = Command::new(run)
@@ -290,4 +299,49 @@ fn numa_paths_hold_in_multi_node_guests() {
             g.nodes, g.cpus, g.distances
         );
     }
+    inherited_affinity_is_respected(&run);
+}
+
+/// Under `taskset`, topo reports only the allowed CPUs, and the pool puts
+/// workers (and so data) only on the nodes those CPUs belong to.
+fn inherited_affinity_is_respected(run: &PathBuf) {
+    let g = Guest {
+        nodes: 4,
+        cpus: 4,
+        distances: "flat",
+    };
+    let out = in_guest(
+        run,
+        &g,
+        &[
+            "taskset -c 2-3 numakit topo --json",
+            "taskset -c 2-3 numakit run --json --placement strict --size-mib 8 --morsel-kib 64",
+        ],
+    );
+    let topo = json(&out[0]);
+    let allowed: Vec<u64> = topo["allowed"]["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        allowed,
+        vec![2, 3],
+        "the affinity mask narrows the allowed CPUs"
+    );
+    let run = json(&out[1]);
+    let nodes: Vec<u64> = run["reduction"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["worker_node"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        nodes,
+        vec![2, 3],
+        "workers and data only on the allowed CPUs' nodes"
+    );
+    assert_eq!(run["reduction"]["workers"].as_u64(), Some(2));
+    assert_eq!(run["reduction"]["verified"], Value::Bool(true));
 }
