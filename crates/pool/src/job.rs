@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
+use crate::completion::ScopeState;
 use crate::context::WorkerContext;
-use crate::scope::ScopeState;
 
 /// A queued unit of work.
 pub(crate) type JobFn = Box<dyn FnOnce(&WorkerContext) + Send + 'static>;

@@ -17,6 +17,7 @@
 mod barrier;
 mod builder;
 pub mod checks;
+mod completion;
 mod context;
 mod error;
 mod job;

@@ -10,43 +10,16 @@
 
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 
 use numakit_topology::NodeId;
 
+use crate::completion::ScopeState;
 use crate::context::WorkerContext;
-use crate::error::{panic_message, PoolError, Result};
+use crate::error::Result;
 use crate::job::{erase_lifetime, Job};
 use crate::pool::Pool;
-
-#[derive(Default)]
-pub(crate) struct ScopeState {
-    pending: AtomicUsize,
-    panic: Mutex<Option<PoolError>>,
-    lock: Mutex<()>,
-    all_done: Condvar,
-}
-
-impl ScopeState {
-    pub(crate) fn finish_one(&self) {
-        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-            self.all_done.notify_all();
-        }
-    }
-
-    fn record_panic(&self, ctx: &WorkerContext, payload: &(dyn std::any::Any + Send)) {
-        let mut slot = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_none() {
-            *slot = Some(PoolError::TaskPanicked {
-                worker: ctx.index,
-                node: ctx.node,
-                message: panic_message(payload),
-            });
-        }
-    }
-}
 
 /// A handle for spawning tasks that may borrow data living for `'env`.
 pub struct Scope<'pool, 'env> {

@@ -73,13 +73,15 @@ pub mod fairshare;
 pub mod machine;
 pub mod predict;
 pub mod report;
+pub mod scenarios;
 pub mod simulate;
 
-pub use calibration::{check_scenarios, fit_li_nehalem, Calibration, ScenarioCheck};
+pub use calibration::Calibration;
 pub use error::SimError;
 pub use machine::Machine;
 pub use predict::{
     plan, plan_from_report, predict_machine, predict_machine_with, MachineReport, Plan,
 };
 pub use report::render_report;
+pub use scenarios::{check_scenarios, fit_li_nehalem, ScenarioCheck};
 pub use simulate::{simulate, simulate_on, ResourceUsage, SimOptions, SimResult};

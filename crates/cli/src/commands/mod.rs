@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod doctor;
+pub mod figures;
 pub mod run;
 pub mod shuffle;
 pub mod simulate;

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::args::ShuffleArgs;
 use crate::chart::{self, Bar, Series};
+use crate::commands::figures::{schedule_bar, sweep_path};
 use crate::format::{bytes, table, Spread};
 
 /// One schedule's measurements.
@@ -333,17 +334,6 @@ fn sweep(
     Ok(points)
 }
 
-/// A chart bar for one schedule: tight and loose in two colours.
-pub fn schedule_bar(strategy: Strategy, sync: Sync, gbs: &Spread) -> Bar {
-    Bar {
-        label: format!("{strategy} ({sync})"),
-        colour: usize::from(sync == Sync::Loose),
-        min: gbs.min,
-        median: gbs.median,
-        max: gbs.max,
-    }
-}
-
 fn write_charts(path: &std::path::Path, report: &ShuffleReport) -> Result<()> {
     let bars: Vec<Bar> = report
         .results
@@ -389,26 +379,11 @@ fn write_charts(path: &std::path::Path, report: &ShuffleReport) -> Result<()> {
             "GB/s",
             &series,
         );
-        let sweep_path = path.with_file_name(format!(
-            "{}-sweep.{}",
-            path.file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("shuffle"),
-            path.extension().and_then(|s| s.to_str()).unwrap_or("svg")
-        ));
-        std::fs::write(&sweep_path, svg)
-            .with_context(|| format!("writing {}", sweep_path.display()))?;
+        let sweep_file = sweep_path(path);
+        std::fs::write(&sweep_file, svg)
+            .with_context(|| format!("writing {}", sweep_file.display()))?;
     }
     Ok(())
-}
-
-/// `fig.svg` -> `fig-sweep.svg`.
-pub fn sweep_path(path: &std::path::Path) -> std::path::PathBuf {
-    path.with_file_name(format!(
-        "{}-sweep.{}",
-        path.file_stem().and_then(|s| s.to_str()).unwrap_or("chart"),
-        path.extension().and_then(|s| s.to_str()).unwrap_or("svg")
-    ))
 }
 
 pub fn render(r: &ShuffleReport) -> String {

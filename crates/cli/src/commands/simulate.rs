@@ -8,7 +8,7 @@ use numakit_topology::{presets, Topology};
 
 use crate::args::SimulateArgs;
 use crate::chart::{self, Bar, Series};
-use crate::commands::shuffle::{schedule_bar, sweep_path};
+use crate::commands::figures::{schedule_bar, sweep_path};
 use crate::format::Spread;
 use anyhow::Context;
 
