@@ -244,6 +244,7 @@ impl PoolBuilder {
             sleep: Sleep::default(),
             shutdown: AtomicBool::new(false),
             next_node: AtomicUsize::new(0),
+            broadcast_turn: std::sync::Mutex::new(()),
         })
     }
 }

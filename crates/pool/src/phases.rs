@@ -24,6 +24,11 @@ impl Pool {
         if self.shared.current_worker().is_some() {
             return Err(PoolError::NestedBroadcast);
         }
+        let _turn = self
+            .shared
+            .broadcast_turn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let slots: Vec<Mutex<Option<R>>> = (0..self.workers()).map(|_| Mutex::new(None)).collect();
         self.scope(|scope| {
             for worker in 0..self.workers() {

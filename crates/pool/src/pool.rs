@@ -57,6 +57,9 @@ pub(crate) struct Shared {
     pub(crate) sleep: Sleep,
     pub(crate) shutdown: AtomicBool,
     pub(crate) next_node: AtomicUsize,
+    /// Broadcasts take turns: two interleaved lock-step phases would each
+    /// hold some workers at their own barrier and wait forever for the rest.
+    pub(crate) broadcast_turn: std::sync::Mutex<()>,
 }
 
 /// A NUMA-aware pool of pinned worker threads. Build it once with

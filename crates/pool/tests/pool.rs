@@ -245,3 +245,26 @@ fn workers_on_this_machine_run_where_pinned() {
         assert_eq!(topo.node_of_cpu(cpu), Some(node));
     }
 }
+
+/// Broadcasts from several threads take turns. If two broadcasts could
+/// queue their per-worker jobs in different orders on different workers,
+/// two lock-step phases would each hold part of the pool at their own
+/// barrier and this test would hang (and time out) instead of finishing.
+#[test]
+fn lockstep_phases_from_several_threads_take_turns() {
+    let pool = unpinned(2);
+    let steps = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..500 {
+                    pool.run_lockstep(2, |_, _| {
+                        steps.fetch_add(1, SeqCst);
+                    })
+                    .unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(steps.into_inner(), 4 * 500 * 2 * 4);
+}
