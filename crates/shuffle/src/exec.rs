@@ -1,8 +1,6 @@
-//! Running a schedule on the pool: the shuffle primitive itself.
+//! Li §4.1's shuffle benchmark on the [`crate::exchange`] driver.
 //!
-//! Worker t is consumer t (and producer t). Tight runs use the pool's
-//! lock-step phases (a barrier after every step), loose runs its
-//! free-running phases. A consumer either consumes in place (pull: it reads
+//! Worker t is consumer t (and producer t). A consumer either consumes in place (pull: it reads
 //! its piece where the producer left it) or transfers (push: it copies the
 //! piece into a buffer on its own node and consumes that). Migrating
 //! schedules re-pin the worker to the node of the data before each read and
@@ -10,17 +8,16 @@
 //! the chosen size to the new node. What each consumer computes is the sum
 //! and count of its values (their mean, as in Li §4.1).
 
-use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use crossbeam_utils::CachePadded;
-use numakit_placement::{current_cpu, NodeBuffer, Placement, PlacementError};
-use numakit_pool::{Pool, WorkerContext};
+use numakit_placement::{NodeBuffer, Placement};
+use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::data::{layout_of, ShuffleData};
 use crate::error::{Result, ShuffleError};
-use crate::schedule::{Schedule, Strategy, Sync};
+use crate::exchange::{exchange, wake, Exchange};
+use crate::schedule::{Strategy, Sync};
 
 /// Consume in place or copy first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -120,8 +117,6 @@ struct Consumer {
     /// MigrationCopy: one state buffer per node; `at` is where it lives now.
     state: Vec<NodeBuffer<u8>>,
     at: usize,
-    misplaced: u64,
-    error: Option<PlacementError>,
 }
 
 /// Runs one shuffle of `data` on `pool`.
@@ -133,51 +128,33 @@ pub fn shuffle(pool: &Pool, data: &ShuffleData, opts: &ShuffleOptions) -> Result
             actual: pool.workers(),
         });
     }
-    let schedule = Schedule::build(layout, opts.strategy, opts.seed);
     let consumers = prepare(pool, data, opts)?;
-    let step = |ctx: &WorkerContext, k: usize| {
-        let mut me = consumers[ctx.index]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        run_step(pool, data, &schedule, opts, ctx, k, &mut me);
+    let ex = Exchange {
+        strategy: opts.strategy,
+        sync: opts.sync,
+        seed: opts.seed,
     };
-    wake(pool)?;
-    let start = Instant::now();
-    let phase = match opts.sync {
-        Sync::Tight => pool.run_lockstep(schedule.len(), step),
-        Sync::Loose => pool.run_loose(schedule.len(), step),
-    };
-    let seconds = start.elapsed().as_secs_f64();
-    if opts.strategy.migrates() {
-        // Every worker goes home, also when the phase failed half-way.
-        pin_workers_home(pool)?;
-    }
-    phase?;
-    let mut results = Vec::with_capacity(consumers.len());
-    let mut misplaced_steps = 0;
-    for c in consumers {
-        let c = CachePadded::into_inner(c)
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(e) = c.error {
-            return Err(e.into());
+    let nodes = pool.nodes();
+    let steps = pool.workers();
+    let (consumers, report) = exchange(pool, &ex, consumers, |ctx, me, visit| {
+        if visit.moved && opts.strategy == Strategy::MigrationCopy {
+            let to = nodes.iter().position(|&n| n == visit.node).unwrap_or(me.at);
+            carry_state(me, to);
         }
-        results.push((c.sum, c.count));
-        misplaced_steps += c.misplaced;
-    }
+        consume(data.piece(visit.producer, ctx.index), me);
+        if visit.step + 1 == steps {
+            finish(me);
+        }
+    })?;
     Ok(ShuffleRun {
-        results,
-        seconds,
+        results: consumers.iter().map(|c| (c.sum, c.count)).collect(),
+        seconds: report.seconds,
         bytes: data.bytes(),
-        misplaced_steps,
+        misplaced_steps: report.misplaced_visits,
     })
 }
 
-fn prepare(
-    pool: &Pool,
-    data: &ShuffleData,
-    opts: &ShuffleOptions,
-) -> Result<Vec<CachePadded<Mutex<Consumer>>>> {
+fn prepare(pool: &Pool, data: &ShuffleData, opts: &ShuffleOptions) -> Result<Vec<Consumer>> {
     let nodes = pool.nodes();
     pool.worker_contexts()
         .iter()
@@ -200,37 +177,20 @@ fn prepare(
             } else {
                 Vec::new()
             };
-            Ok(CachePadded::new(Mutex::new(Consumer {
+            Ok(Consumer {
                 sum: 0,
                 count: 0,
                 local,
                 filled: 0,
                 state,
                 at: ctx.node_index,
-                misplaced: 0,
-                error: None,
-            })))
+            })
         })
         .collect()
 }
 
-fn run_step(
-    pool: &Pool,
-    data: &ShuffleData,
-    schedule: &Schedule,
-    opts: &ShuffleOptions,
-    ctx: &WorkerContext,
-    k: usize,
-    me: &mut Consumer,
-) {
-    let access = schedule.access(k, ctx.index);
-    if opts.strategy.migrates() && me.at != access.run_on {
-        migrate(pool, opts, me, access.run_on);
-    }
-    if ctx.cpu.is_some() {
-        check_node(pool, access.run_on, me);
-    }
-    let piece = data.piece(access.producer, ctx.index);
+/// Pull: sum the piece where it lies. Push: copy it into the local buffer.
+fn consume(piece: &[u64], me: &mut Consumer) {
     match &mut me.local {
         None => {
             me.sum += piece.iter().sum::<u64>();
@@ -241,65 +201,30 @@ fn run_step(
             me.filled += piece.len();
         }
     }
-    if k + 1 == schedule.len() {
-        if let Some(local) = &me.local {
-            me.sum = local[..me.filled].iter().sum();
-            me.count = me.filled as u64;
-        }
+}
+
+/// Push: after the last step, consume the local copy.
+fn finish(me: &mut Consumer) {
+    if let Some(local) = &me.local {
+        me.sum = local[..me.filled].iter().sum();
+        me.count = me.filled as u64;
     }
 }
 
-/// An empty broadcast just before a timed phase, so that the time excludes
-/// waking idle workers (on virtual machines a halted vCPU can take far
-/// longer to wake than a short phase lasts, which biased whichever method
-/// ran first by up to 20%).
-fn wake(pool: &Pool) -> Result<()> {
-    pool.broadcast(|_| ())?;
-    Ok(())
-}
-
-/// Pins every worker back to its own CPU after a migrating shuffle.
-fn pin_workers_home(pool: &Pool) -> Result<()> {
-    let pinned = pool.broadcast(|ctx| match ctx.cpu {
-        Some(cpu) => pool.placer().pin_to_cpu(cpu).map(drop),
-        None => Ok(()),
-    })?;
-    pinned.into_iter().collect::<std::result::Result<(), _>>()?;
-    Ok(())
-}
-
-/// Moves the calling worker (and, for MigrationCopy, its state) to the
-/// node at position `to` of the pool's nodes.
-fn migrate(pool: &Pool, opts: &ShuffleOptions, me: &mut Consumer, to: usize) {
-    let node = pool.nodes()[to];
-    record(me, pool.placer().pin_to_node(node).map(drop));
-    if opts.strategy == Strategy::MigrationCopy && !me.state.is_empty() {
-        let (from, to_i) = (me.at, to);
-        let (low, high) = me.state.split_at_mut(from.max(to_i));
-        let (src, dst) = if from < to_i {
+/// "Migration & copy": the state buffer follows the consumer to the node
+/// at position `to` of the pool's nodes.
+fn carry_state(me: &mut Consumer, to: usize) {
+    if !me.state.is_empty() && to != me.at {
+        let from = me.at;
+        let (low, high) = me.state.split_at_mut(from.max(to));
+        let (src, dst) = if from < to {
             (&low[from], &mut high[0])
         } else {
-            (&high[0], &mut low[to_i])
+            (&high[0], &mut low[to])
         };
         dst.copy_from_slice(src);
     }
     me.at = to;
-}
-
-/// Counts a step in which the consumer does not run on the node the
-/// schedule says (a pin that did not take, or placement turned off).
-fn check_node(pool: &Pool, run_on: usize, me: &mut Consumer) {
-    match current_cpu() {
-        Ok((_, node)) if node != pool.nodes()[run_on] => me.misplaced += 1,
-        Ok(_) => {}
-        Err(e) => record(me, Err(e)),
-    }
-}
-
-fn record(me: &mut Consumer, result: std::result::Result<(), PlacementError>) {
-    if let Err(e) = result {
-        me.error.get_or_insert(e);
-    }
 }
 
 /// The baseline: every worker reads its own partition sequentially (the

@@ -6,14 +6,17 @@
 //! which step (naive, coordinated ring, coordinated random, thread
 //! migration with and without state copy); the executor runs a schedule on
 //! the pool, tight (lock-step) or loose, consuming in place or copying into
-//! consumer-local buffers.
+//! consumer-local buffers. [`exchange`] is the same driver for operators:
+//! it calls the operator's closure for every (consumer, producer) visit.
 
 pub mod data;
 pub mod error;
+pub mod exchange;
 pub mod exec;
 pub mod schedule;
 
 pub use data::{layout_of, Partition, ShuffleData, Skew};
 pub use error::{Result, ShuffleError};
+pub use exchange::{exchange, pin_workers_home, schedule_for, Exchange, ExchangeReport, Visit};
 pub use exec::{plain_read, shuffle, Form, ShuffleOptions, ShuffleRun};
 pub use schedule::{Access, Layout, Schedule, Strategy, Sync};
