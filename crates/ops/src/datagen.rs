@@ -1,0 +1,265 @@
+//! Generated relations: the key distributions of the join and aggregation
+//! literature, reproducible from a seed.
+//!
+//! Tuple i is a function of (seed, i) only, so the same seed gives the
+//! same relation for any number of workers (and the comparison scripts can
+//! regenerate it). Payloads are the row number unless the distribution
+//! says otherwise, which makes every row identifiable in results.
+//!
+//! Distributions:
+//! - `uniform`: keys uniform in `1..=max`;
+//! - `dense`: the keys `1..=n` each once, in random order (a primary key);
+//! - `fk`: keys uniform over `1..=n_build`: joined with a `dense` relation
+//!   of `n_build` rows, every row matches exactly once (Balkesen et al.'s
+//!   workload A);
+//! - `zipf`: keys `1..=n` with P(k) proportional to 1/k^s;
+//! - `sequential`: keys `1..=n` in order (an adversary for naive hashing).
+//!
+//! This module makes data; it does not read or write files.
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Zipf};
+use serde::Serialize;
+
+use numakit_pool::Pool;
+
+use crate::error::{OpsError, Result};
+use crate::relation::Relation;
+use crate::tuple::Tuple;
+
+/// A key distribution.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum KeyDist {
+    Uniform { max: u64 },
+    Dense,
+    ForeignKey { build_rows: u64 },
+    Zipf { distinct: u64, exponent: f64 },
+    Sequential,
+}
+
+impl KeyDist {
+    /// Parses `uniform:MAX`, `dense`, `fk:BUILD_ROWS`, `zipf:S` or
+    /// `zipf:S:DISTINCT`, and `sequential`. `rows` is the relation's size,
+    /// the default number of distinct Zipf keys.
+    pub fn parse(spec: &str, rows: u64) -> Result<Self> {
+        let bad = || {
+            OpsError::InvalidArgument(format!(
+                "bad key distribution `{spec}` (uniform:MAX, dense, fk:BUILD_ROWS, zipf:S[:DISTINCT], sequential)"
+            ))
+        };
+        let parts: Vec<&str> = spec.split(':').collect();
+        let num = |s: &str| s.replace('_', "").parse::<u64>().map_err(|_| bad());
+        let dist = match parts.as_slice() {
+            ["uniform", max] => KeyDist::Uniform { max: num(max)? },
+            ["dense"] => KeyDist::Dense,
+            ["sequential"] => KeyDist::Sequential,
+            ["fk", n] => KeyDist::ForeignKey {
+                build_rows: num(n)?,
+            },
+            ["zipf", s] | ["zipf", s, _] => KeyDist::Zipf {
+                exponent: s.parse().map_err(|_| bad())?,
+                distinct: match parts.get(2) {
+                    Some(d) => num(d)?,
+                    None => rows.max(1),
+                },
+            },
+            _ => return Err(bad()),
+        };
+        dist.validate()?;
+        Ok(dist)
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |why: &str| Err(OpsError::InvalidArgument(why.to_string()));
+        match *self {
+            KeyDist::Uniform { max: 0 } => bad("uniform:MAX needs MAX >= 1"),
+            KeyDist::ForeignKey { build_rows: 0 } => bad("fk:BUILD_ROWS needs BUILD_ROWS >= 1"),
+            KeyDist::Zipf { distinct: 0, .. } => bad("zipf needs at least one distinct key"),
+            KeyDist::Zipf { exponent, .. } if !(exponent >= 0.0 && exponent.is_finite()) => {
+                bad("the zipf exponent must be a finite number >= 0")
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What to generate.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct GenSpec {
+    pub rows: u64,
+    pub keys: KeyDist,
+    pub seed: u64,
+}
+
+/// SplitMix64: a fast, well-mixed function of one 64-bit word.
+#[inline]
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A random permutation of `0..n` evaluated pointwise: a 4-round Feistel
+/// network on the next power of four, cycle-walking until the value falls
+/// inside `0..n`.
+pub struct Permutation {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; 4],
+}
+
+impl Permutation {
+    pub fn new(n: u64, seed: u64) -> Self {
+        let bits = 64 - n.saturating_sub(1).leading_zeros();
+        let half_bits = bits.div_ceil(2).max(1);
+        let keys = [1, 2, 3, 4].map(|r| splitmix64(seed ^ (r * 0x1234_5678_9abc_def1)));
+        Self { n, half_bits, keys }
+    }
+
+    fn round(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut l, mut r) = (x >> self.half_bits, x & mask);
+        for k in self.keys {
+            let f = splitmix64(r ^ k) & mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half_bits) | r
+    }
+
+    /// The image of `i` (which must be below `n`).
+    pub fn at(&self, i: u64) -> u64 {
+        let mut x = self.round(i);
+        while x >= self.n {
+            x = self.round(x);
+        }
+        x
+    }
+}
+
+/// Generates `spec` on `pool`.
+pub fn generate(pool: &Pool, spec: &GenSpec) -> Result<Relation> {
+    spec.keys.validate()?;
+    let rows = usize::try_from(spec.rows)
+        .map_err(|_| OpsError::InvalidArgument(format!("{} rows do not fit", spec.rows)))?;
+    let seed = splitmix64(spec.seed);
+    match spec.keys {
+        KeyDist::Uniform { max } => Relation::from_fn(pool, rows, |i| {
+            Tuple::new(splitmix64(seed ^ i as u64) % max + 1, i as u64)
+        }),
+        KeyDist::ForeignKey { build_rows } => Relation::from_fn(pool, rows, |i| {
+            Tuple::new(splitmix64(seed ^ i as u64) % build_rows + 1, i as u64)
+        }),
+        KeyDist::Dense => {
+            let perm = Permutation::new(spec.rows, seed);
+            Relation::from_fn(pool, rows, |i| Tuple::new(perm.at(i as u64) + 1, i as u64))
+        }
+        KeyDist::Sequential => {
+            Relation::from_fn(pool, rows, |i| Tuple::new(i as u64 + 1, i as u64))
+        }
+        KeyDist::Zipf { distinct, exponent } => {
+            let zipf = Zipf::new(distinct as f64, exponent)
+                .map_err(|e| OpsError::InvalidArgument(format!("zipf: {e}")))?;
+            Relation::from_fn(pool, rows, |i| {
+                let mut rng = SmallRng::seed_from_u64(seed ^ splitmix64(i as u64));
+                let k: f64 = zipf.sample(&mut rng);
+                Tuple::new(k as u64, i as u64)
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::testing::pool;
+
+    #[test]
+    fn permutation_is_a_bijection() {
+        for n in [1u64, 2, 3, 7, 64, 1000, 4097] {
+            let p = Permutation::new(n, 9);
+            let seen: HashSet<u64> = (0..n).map(|i| p.at(i)).collect();
+            assert_eq!(seen.len() as u64, n);
+            assert!(seen.iter().all(|&x| x < n));
+        }
+    }
+
+    #[test]
+    fn dense_and_fk_make_workload_a() {
+        let pool = pool(2);
+        let build = generate(
+            &pool,
+            &GenSpec {
+                rows: 5000,
+                keys: KeyDist::Dense,
+                seed: 1,
+            },
+        )
+        .unwrap();
+        let mut keys: Vec<u64> = build.to_vec().iter().map(|t| t.key).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, (1..=5000).collect::<Vec<_>>());
+        let probe = generate(
+            &pool,
+            &GenSpec {
+                rows: 20000,
+                keys: KeyDist::ForeignKey { build_rows: 5000 },
+                seed: 2,
+            },
+        )
+        .unwrap();
+        assert!(probe.to_vec().iter().all(|t| (1..=5000).contains(&t.key)));
+    }
+
+    #[test]
+    fn zipf_is_skewed_and_in_range() {
+        let pool = pool(2);
+        let spec = GenSpec {
+            rows: 20000,
+            keys: KeyDist::parse("zipf:1.5:1000", 0).unwrap(),
+            seed: 3,
+        };
+        let r = generate(&pool, &spec).unwrap().to_vec();
+        assert!(r.iter().all(|t| (1..=1000).contains(&t.key)));
+        let ones = r.iter().filter(|t| t.key == 1).count();
+        assert!(
+            ones > 20000 / 4,
+            "key 1 should be the most frequent: {ones}"
+        );
+    }
+
+    #[test]
+    fn same_seed_same_data_any_worker_count() {
+        let spec = GenSpec {
+            rows: 3333,
+            keys: KeyDist::Uniform { max: 100 },
+            seed: 7,
+        };
+        let a = generate(&pool(1), &spec).unwrap().to_vec();
+        let b = generate(&pool(2), &spec).unwrap().to_vec();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        for bad in [
+            "uniform",
+            "uniform:0",
+            "zipf:-1",
+            "zipf:x",
+            "fk:0",
+            "nope",
+            "zipf:1:0",
+        ] {
+            assert!(KeyDist::parse(bad, 10).is_err(), "{bad}");
+        }
+        assert_eq!(
+            KeyDist::parse("fk:16_000", 1).unwrap(),
+            KeyDist::ForeignKey { build_rows: 16000 }
+        );
+    }
+}

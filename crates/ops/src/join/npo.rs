@@ -1,0 +1,20 @@
+//! The no-partitioning hash join (placeholder until built).
+
+use numakit_pool::Pool;
+
+use crate::error::{OpsError, Result};
+use crate::join::{JoinOptions, JoinResult};
+use crate::relation::Relation;
+use crate::timing::Progress;
+
+pub fn join(
+    _pool: &Pool,
+    _left: &Relation,
+    _right: &Relation,
+    _opts: &JoinOptions,
+    _progress: &dyn Progress,
+) -> Result<JoinResult> {
+    Err(OpsError::InvalidArgument(
+        "the npo join is not built yet".into(),
+    ))
+}
