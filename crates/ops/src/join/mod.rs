@@ -10,10 +10,16 @@
 //! This module defines the join's vocabulary and dispatches; each
 //! algorithm lives in its own submodule.
 
+mod atomic_words;
+mod merge;
 pub mod mpsm;
 pub mod npo;
 pub mod radix;
+mod range_split;
+mod shared_table;
 pub mod sink;
+#[cfg(test)]
+mod test_cases;
 
 use serde::Serialize;
 

@@ -1,20 +1,199 @@
-//! The no-partitioning hash join (placeholder until built).
+//! The no-partitioning hash join (Blanas et al.; Balkesen et al.'s NPO):
+//! one hash table for the whole build side R, shared by every worker and
+//! interleaved over the nodes ([`SharedTable`]).
+//!
+//! Phases: "build" inserts R morsel by morsel, each morsel queued at the
+//! node its tuples live on; "probe" looks up S the same way, every worker
+//! emitting into its own [`Sink`] (prefetching bucket lines a group of
+//! lookups ahead, the trick that makes a shared table competitive); for
+//! left outer, semi and anti joins "left-outer scan" then walks the table
+//! and emits R tuples by the matched flags the probe set. Semi and anti
+//! probes only set flags; the scan emits each R tuple at most once.
+//!
+//! This module does not partition (that is the radix joins') and does not
+//! know the table's layout.
 
 use numakit_pool::Pool;
 
 use crate::error::{OpsError, Result};
-use crate::join::{JoinOptions, JoinResult};
+use crate::join::shared_table::{OverflowCursor, SharedTable, PREFETCH_GROUP};
+use crate::join::sink::{finish, Sink};
+use crate::join::{JoinKind, JoinOptions, JoinOutput, JoinResult};
+use crate::par::{even_ranges, per_worker_mut};
 use crate::relation::Relation;
-use crate::timing::Progress;
+use crate::timing::{PhaseTimer, Progress};
+use crate::tuple::Tuple;
 
+/// Tuples per morsel of build and probe (256 KiB).
+const MORSEL_TUPLES: usize = 16 * 1024;
+
+/// Joins `left` (R, build side) with `right` (S, probe side).
 pub fn join(
-    _pool: &Pool,
-    _left: &Relation,
-    _right: &Relation,
-    _opts: &JoinOptions,
-    _progress: &dyn Progress,
+    pool: &Pool,
+    left: &Relation,
+    right: &Relation,
+    opts: &JoinOptions,
+    progress: &dyn Progress,
 ) -> Result<JoinResult> {
-    Err(OpsError::InvalidArgument(
-        "the npo join is not built yet".into(),
-    ))
+    left.check_pool(pool)?;
+    right.check_pool(pool)?;
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("build");
+    let table = build(pool, left)?;
+    timer.start("probe");
+    let mut sinks = probe(pool, &table, right, opts)?;
+    if opts.kind != JoinKind::Inner {
+        timer.start("left-outer scan");
+        scan(pool, &table, opts.kind, &mut sinks)?;
+    }
+    Ok(finish(sinks, timer.finish()))
+}
+
+/// The table of `left`, filled by morsels at their home nodes.
+fn build(pool: &Pool, left: &Relation) -> Result<SharedTable> {
+    let table = SharedTable::new(pool, left.len())?;
+    let cursors = pool.fold_morsels(
+        &left.node_slices(),
+        MORSEL_TUPLES,
+        OverflowCursor::default,
+        |mut cursor, _, morsel| {
+            table.insert_all(morsel.data, &mut cursor);
+            cursor
+        },
+    )?;
+    if cursors.iter().any(|c| c.exhausted) {
+        return Err(OpsError::InvalidArgument(
+            "the hash table ran out of overflow entries".into(),
+        ));
+    }
+    Ok(table)
+}
+
+/// A sink and the worker it belongs to.
+struct WorkerSink {
+    worker: usize,
+    sink: Sink,
+}
+
+/// Probes `right` morsel by morsel; returns one sink per worker.
+fn probe(
+    pool: &Pool,
+    table: &SharedTable,
+    right: &Relation,
+    opts: &JoinOptions,
+) -> Result<Vec<Sink>> {
+    let folded = pool.fold_morsels(
+        &right.node_slices(),
+        MORSEL_TUPLES,
+        || WorkerSink {
+            worker: 0,
+            sink: Sink::new(opts.output),
+        },
+        |mut acc, ctx, morsel| {
+            acc.worker = ctx.index;
+            probe_morsel(table, morsel.data, opts, &mut acc.sink);
+            acc
+        },
+    )?;
+    let mut sinks: Vec<Sink> = (0..pool.workers())
+        .map(|_| Sink::new(opts.output))
+        .collect();
+    for acc in folded {
+        sinks[acc.worker] = acc.sink;
+    }
+    Ok(sinks)
+}
+
+fn probe_morsel(table: &SharedTable, probes: &[Tuple], opts: &JoinOptions, sink: &mut Sink) {
+    match (opts.kind, opts.output) {
+        (JoinKind::Inner, JoinOutput::Count) => for_each_probe(table, probes, |index, s| {
+            table.for_each_match(index, s.key, |_| sink.count_only(1))
+        }),
+        (JoinKind::Inner, _) => for_each_probe(table, probes, |index, s| {
+            table.for_each_match(index, s.key, |m| {
+                sink.emit(s.key, m.payload, Some(s.payload));
+                true
+            })
+        }),
+        (JoinKind::LeftOuter, _) => for_each_probe(table, probes, |index, s| {
+            table.for_each_match(index, s.key, |m| {
+                m.mark();
+                sink.emit(s.key, m.payload, Some(s.payload));
+                true
+            })
+        }),
+        (JoinKind::Semi | JoinKind::Anti, _) => {
+            for_each_probe(table, probes, |index, s| table.mark_matches(index, s.key))
+        }
+    }
+}
+
+/// Calls `lookup(bucket, tuple)` for every probe tuple, prefetching the
+/// buckets of a group of tuples before looking any of them up.
+#[inline(always)]
+fn for_each_probe<F>(table: &SharedTable, probes: &[Tuple], mut lookup: F)
+where
+    F: FnMut(usize, &Tuple),
+{
+    let mut indices = [0usize; PREFETCH_GROUP];
+    for group in probes.chunks(PREFETCH_GROUP) {
+        for (index, s) in indices.iter_mut().zip(group) {
+            *index = table.bucket_of(s.key);
+            table.prefetch_bucket(*index);
+        }
+        for (&index, s) in indices.iter().zip(group) {
+            lookup(index, s);
+        }
+    }
+}
+
+/// Emits the R tuples that a left outer, semi or anti join keeps after the
+/// probe: each worker walks an even share of the buckets.
+fn scan(pool: &Pool, table: &SharedTable, kind: JoinKind, sinks: &mut [Sink]) -> Result<()> {
+    let ranges = even_ranges(table.buckets(), pool.workers());
+    let keep_matched = kind == JoinKind::Semi;
+    per_worker_mut(pool, sinks, |ctx, sink| {
+        table.for_each_tuple(ranges[ctx.index].clone(), |key, payload, matched| {
+            if matched == keep_matched {
+                sink.emit(key, payload, None);
+            }
+        });
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::join::test_cases::check_algorithm;
+    use crate::join::JoinAlgorithm;
+
+    #[test]
+    fn npo_matches_the_reference_on_adversarial_data() {
+        check_algorithm(JoinAlgorithm::NoPartition);
+    }
+
+    #[test]
+    fn npo_matches_the_reference_on_random_data() {
+        crate::join::test_cases::check_random(JoinAlgorithm::NoPartition, 48);
+    }
+
+    #[test]
+    fn npo_reports_its_phases() {
+        let pool = crate::testing::pool(2);
+        let r = Relation::from_fn(&pool, 100, |i| Tuple::new(i as u64, 0)).unwrap();
+        for (kind, phases) in [
+            (JoinKind::Inner, vec!["build", "probe"]),
+            (JoinKind::Anti, vec!["build", "probe", "left-outer scan"]),
+        ] {
+            let opts = JoinOptions {
+                algorithm: JoinAlgorithm::NoPartition,
+                kind,
+                output: JoinOutput::Count,
+            };
+            let result = join(&pool, &r, &r, &opts, &crate::timing::Silent).unwrap();
+            let names: Vec<_> = result.phases.iter().map(|p| p.name.as_str()).collect();
+            assert_eq!(names, phases);
+        }
+    }
 }

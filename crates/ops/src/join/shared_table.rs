@@ -1,0 +1,377 @@
+//! The no-partitioning join's hash table: one table for the whole build
+//! side, filled and probed by all workers at once, its memory interleaved
+//! over the pool's nodes (every worker reads it at random, so no node is
+//! better than another).
+//!
+//! Layout: a power-of-two array of 64-byte buckets, one cache line each:
+//!
+//! ```text
+//! word 0: tuples in the bucket (low 32 bits) | matched flags of the
+//!         inline tuples (bits 32, 33, 34)
+//! word 1: head of the bucket's overflow chain (entry index + 1, 0 = none)
+//! words 2..8: three inline tuples (key, payload)
+//! ```
+//!
+//! A bucket's first three tuples live inline, so a probe usually costs one
+//! cache line, which the probe loops prefetch a group ahead. Further tuples
+//! (collisions, duplicate keys) go to overflow entries of four words (key,
+//! payload, next, matched flag) that each worker takes in blocks, chained
+//! from the bucket. Inserting is one `fetch_add` on the count (plus one
+//! `swap` for an overflow), so duplicates cost nothing extra and any u64 is
+//! a valid key: the count, not a sentinel key, says which slots are used.
+//! The table is zeroed by the kernel, so it needs no clearing pass. Bucket
+//! numbers come from the low bits of [`hash64`].
+//!
+//! The table does not join: emitting rows is the caller's (`npo.rs`). It
+//! also never shrinks or grows: the build side's size is known up front.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+use numakit_placement::{HugePages, Placement};
+use numakit_pool::Pool;
+use numakit_topology::NodeSet;
+
+use crate::error::{OpsError, Result};
+use crate::hash::hash64;
+use crate::join::atomic_words::{prefetch, AtomicWords};
+use crate::tuple::Tuple;
+
+/// Tuples stored in the bucket itself.
+const INLINE_TUPLES: usize = 3;
+const BUCKET_WORDS: usize = 8;
+const ENTRY_WORDS: usize = 4;
+/// Bit of the first inline tuple's matched flag in word 0.
+const FLAG_SHIFT: u32 = 32;
+const COUNT_MASK: u64 = (1 << FLAG_SHIFT) - 1;
+/// Build tuples per bucket the table is sized for (at most; between half
+/// and all of it after rounding the bucket count up to a power of two).
+const TUPLES_PER_BUCKET: usize = 2;
+/// Overflow entries a worker takes at a time.
+const OVERFLOW_BLOCK: usize = 256;
+/// Tables at least this large use transparent huge pages (fewer TLB
+/// misses for random probes).
+const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
+/// Lookups whose bucket lines are prefetched before the first is done.
+pub const PREFETCH_GROUP: usize = 16;
+
+/// The shared hash table of one build side.
+pub struct SharedTable {
+    buckets: AtomicWords,
+    bucket_mask: usize,
+    overflow: AtomicWords,
+    overflow_blocks: usize,
+    next_block: AtomicUsize,
+}
+
+/// A worker's current block of overflow entries.
+#[derive(Debug, Default)]
+pub struct OverflowCursor {
+    next: usize,
+    end: usize,
+    /// Set when no block was left (cannot happen when every worker keeps
+    /// one cursor; reported as an error rather than trusted).
+    pub exhausted: bool,
+}
+
+/// A build tuple found by a probe.
+pub struct Match<'a> {
+    pub payload: u64,
+    flag_word: &'a AtomicU64,
+    flag_bit: u64,
+}
+
+impl Match<'_> {
+    /// Whether a probe has marked this tuple as matched.
+    #[inline(always)]
+    pub fn is_marked(&self) -> bool {
+        self.flag_word.load(Relaxed) & self.flag_bit != 0
+    }
+
+    /// Marks the tuple as matched (reads first: writing a flag that is
+    /// already set would only move the cache line between cores).
+    #[inline(always)]
+    pub fn mark(&self) {
+        if !self.is_marked() {
+            self.flag_word.fetch_or(self.flag_bit, Relaxed);
+        }
+    }
+}
+
+impl SharedTable {
+    /// An empty table for `rows` build tuples, interleaved over the nodes
+    /// of `pool`.
+    pub fn new(pool: &Pool, rows: usize) -> Result<Self> {
+        if rows > COUNT_MASK as usize {
+            return Err(OpsError::InvalidArgument(format!(
+                "the hash table holds at most {COUNT_MASK} build rows, not {rows}"
+            )));
+        }
+        let buckets = (rows / TUPLES_PER_BUCKET).max(1).next_power_of_two();
+        let overflow_blocks = rows.div_ceil(OVERFLOW_BLOCK) + pool.workers();
+        let bucket_words = buckets * BUCKET_WORDS;
+        let huge = if bucket_words * 8 >= HUGE_PAGE_MIN_BYTES {
+            HugePages::Transparent
+        } else {
+            HugePages::Never
+        };
+        let interleave = || Placement::Interleave(pool.nodes().into_iter().collect::<NodeSet>());
+        Ok(Self {
+            buckets: AtomicWords::zeroed(pool.placer(), bucket_words, interleave(), huge)?,
+            bucket_mask: buckets - 1,
+            overflow: AtomicWords::zeroed(
+                pool.placer(),
+                overflow_blocks * OVERFLOW_BLOCK * ENTRY_WORDS,
+                interleave(),
+                HugePages::Never,
+            )?,
+            overflow_blocks,
+            next_block: AtomicUsize::new(0),
+        })
+    }
+
+    /// Number of buckets (a power of two).
+    pub fn buckets(&self) -> usize {
+        self.bucket_mask + 1
+    }
+
+    /// The bucket of `key`.
+    #[inline(always)]
+    pub fn bucket_of(&self, key: u64) -> usize {
+        hash64(key) as usize & self.bucket_mask
+    }
+
+    #[inline(always)]
+    fn bucket(&self, index: usize) -> &[AtomicU64] {
+        let start = index * BUCKET_WORDS;
+        &self.buckets.words()[start..start + BUCKET_WORDS]
+    }
+
+    #[inline(always)]
+    fn entry(&self, index: usize) -> &[AtomicU64] {
+        let start = index * ENTRY_WORDS;
+        &self.overflow.words()[start..start + ENTRY_WORDS]
+    }
+
+    /// Starts loading bucket `index` into the cache.
+    #[inline(always)]
+    pub fn prefetch_bucket(&self, index: usize) {
+        prefetch(&self.bucket(index)[0]);
+    }
+
+    /// Inserts all of `tuples`, prefetching buckets a group ahead.
+    pub fn insert_all(&self, tuples: &[Tuple], cursor: &mut OverflowCursor) {
+        let mut indices = [0usize; PREFETCH_GROUP];
+        for group in tuples.chunks(PREFETCH_GROUP) {
+            for (index, t) in indices.iter_mut().zip(group) {
+                *index = self.bucket_of(t.key);
+                self.prefetch_bucket(*index);
+            }
+            for (&index, t) in indices.iter().zip(group) {
+                self.insert(index, *t, cursor);
+            }
+        }
+    }
+
+    /// Inserts `t` into bucket `index` (which must be `bucket_of(t.key)`).
+    #[inline(always)]
+    fn insert(&self, index: usize, t: Tuple, cursor: &mut OverflowCursor) {
+        let bucket = self.bucket(index);
+        let slot = (bucket[0].fetch_add(1, Relaxed) & COUNT_MASK) as usize;
+        if slot < INLINE_TUPLES {
+            bucket[2 + 2 * slot].store(t.key, Relaxed);
+            bucket[3 + 2 * slot].store(t.payload, Relaxed);
+            return;
+        }
+        let Some(entry_index) = self.take_entry(cursor) else {
+            cursor.exhausted = true;
+            return;
+        };
+        let entry = self.entry(entry_index);
+        entry[0].store(t.key, Relaxed);
+        entry[1].store(t.payload, Relaxed);
+        let next = bucket[1].swap(entry_index as u64 + 1, Relaxed);
+        entry[2].store(next, Relaxed);
+    }
+
+    fn take_entry(&self, cursor: &mut OverflowCursor) -> Option<usize> {
+        if cursor.next == cursor.end {
+            let block = self.next_block.fetch_add(1, Relaxed);
+            if block >= self.overflow_blocks {
+                return None;
+            }
+            cursor.next = block * OVERFLOW_BLOCK;
+            cursor.end = cursor.next + OVERFLOW_BLOCK;
+        }
+        cursor.next += 1;
+        Some(cursor.next - 1)
+    }
+
+    /// Calls `on_match` for every build tuple with `key` in bucket `index`
+    /// (which must be `bucket_of(key)`), always in the same order, until
+    /// it returns false.
+    #[inline(always)]
+    pub fn for_each_match<F>(&self, index: usize, key: u64, mut on_match: F)
+    where
+        F: FnMut(Match<'_>) -> bool,
+    {
+        let bucket = self.bucket(index);
+        let count = (bucket[0].load(Relaxed) & COUNT_MASK) as usize;
+        for slot in 0..count.min(INLINE_TUPLES) {
+            if bucket[2 + 2 * slot].load(Relaxed) == key {
+                let found = Match {
+                    payload: bucket[3 + 2 * slot].load(Relaxed),
+                    flag_word: &bucket[0],
+                    flag_bit: 1 << (FLAG_SHIFT + slot as u32),
+                };
+                if !on_match(found) {
+                    return;
+                }
+            }
+        }
+        if count > INLINE_TUPLES {
+            self.for_each_overflow_match(bucket, key, on_match);
+        }
+    }
+
+    #[inline(never)]
+    fn for_each_overflow_match<F>(&self, bucket: &[AtomicU64], key: u64, mut on_match: F)
+    where
+        F: FnMut(Match<'_>) -> bool,
+    {
+        let mut next = bucket[1].load(Relaxed) as usize;
+        while next != 0 {
+            let entry = self.entry(next - 1);
+            if entry[0].load(Relaxed) == key {
+                let found = Match {
+                    payload: entry[1].load(Relaxed),
+                    flag_word: &entry[3],
+                    flag_bit: 1,
+                };
+                if !on_match(found) {
+                    return;
+                }
+            }
+            next = entry[2].load(Relaxed) as usize;
+        }
+    }
+
+    /// Marks every build tuple with `key` as matched, stopping early when
+    /// the first of them is marked already: the probe that marked it marks
+    /// the others too (the order of matches is fixed), so duplicate keys
+    /// cost one lookup, not one per duplicate.
+    #[inline(always)]
+    pub fn mark_matches(&self, index: usize, key: u64) {
+        let mut first = true;
+        self.for_each_match(index, key, |m| {
+            if first && m.is_marked() {
+                return false;
+            }
+            first = false;
+            m.mark();
+            true
+        });
+    }
+
+    /// Calls `f(key, payload, matched)` for every build tuple of the
+    /// buckets in `buckets`.
+    pub fn for_each_tuple<F>(&self, buckets: Range<usize>, mut f: F)
+    where
+        F: FnMut(u64, u64, bool),
+    {
+        for index in buckets {
+            let bucket = self.bucket(index);
+            let head = bucket[0].load(Relaxed);
+            let count = (head & COUNT_MASK) as usize;
+            for slot in 0..count.min(INLINE_TUPLES) {
+                let matched = head & (1 << (FLAG_SHIFT + slot as u32)) != 0;
+                f(
+                    bucket[2 + 2 * slot].load(Relaxed),
+                    bucket[3 + 2 * slot].load(Relaxed),
+                    matched,
+                );
+            }
+            let mut next = bucket[1].load(Relaxed) as usize;
+            while next != 0 {
+                let entry = self.entry(next - 1);
+                let matched = entry[3].load(Relaxed) != 0;
+                f(entry[0].load(Relaxed), entry[1].load(Relaxed), matched);
+                next = entry[2].load(Relaxed) as usize;
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for SharedTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedTable")
+            .field("buckets", &self.buckets())
+            .field("overflow_blocks", &self.overflow_blocks)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::pool;
+
+    fn matches_of(table: &SharedTable, key: u64) -> Vec<u64> {
+        let mut found = Vec::new();
+        table.for_each_match(table.bucket_of(key), key, |m| {
+            found.push(m.payload);
+            true
+        });
+        found.sort_unstable();
+        found
+    }
+
+    #[test]
+    fn holds_duplicates_and_extreme_keys() {
+        let pool = pool(1);
+        let mut tuples: Vec<Tuple> = (0..50).map(|i| Tuple::new(7, i)).collect();
+        tuples.extend([Tuple::new(0, 100), Tuple::new(u64::MAX, 101)]);
+        tuples.extend((1000..1100).map(|k| Tuple::new(k, k)));
+        let table = SharedTable::new(&pool, tuples.len()).unwrap();
+        let mut cursor = OverflowCursor::default();
+        table.insert_all(&tuples, &mut cursor);
+        assert!(!cursor.exhausted);
+        assert_eq!(matches_of(&table, 7), (0..50).collect::<Vec<_>>());
+        assert_eq!(matches_of(&table, 0), [100]);
+        assert_eq!(matches_of(&table, u64::MAX), [101]);
+        assert_eq!(matches_of(&table, 1050), [1050]);
+        assert!(matches_of(&table, 5).is_empty());
+        let mut seen = 0;
+        table.for_each_tuple(0..table.buckets(), |_, _, matched| {
+            assert!(!matched);
+            seen += 1;
+        });
+        assert_eq!(seen, tuples.len());
+    }
+
+    #[test]
+    fn marking_reaches_every_duplicate_once_marked() {
+        let pool = pool(1);
+        let tuples: Vec<Tuple> = (0..20).map(|i| Tuple::new(i % 2, i)).collect();
+        let table = SharedTable::new(&pool, tuples.len()).unwrap();
+        table.insert_all(&tuples, &mut OverflowCursor::default());
+        table.mark_matches(table.bucket_of(1), 1);
+        table.mark_matches(table.bucket_of(1), 1);
+        let mut marked = Vec::new();
+        table.for_each_tuple(0..table.buckets(), |key, _, matched| {
+            assert_eq!(matched, key == 1);
+            if matched {
+                marked.push(key);
+            }
+        });
+        assert_eq!(marked.len(), 10);
+    }
+
+    #[test]
+    fn an_empty_table_has_one_empty_bucket() {
+        let pool = pool(1);
+        let table = SharedTable::new(&pool, 0).unwrap();
+        assert_eq!(table.buckets(), 1);
+        assert!(matches_of(&table, 0).is_empty());
+    }
+}
