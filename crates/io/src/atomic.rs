@@ -1,0 +1,153 @@
+//! All-or-nothing output files: the data is written to a temporary file in
+//! the destination's directory and renamed over the destination only once
+//! writing has succeeded, so that a failed (or panicking) write never leaves
+//! a partial table behind, and an existing file is replaced in one step.
+//!
+//! It deliberately does not fsync: it protects against failures of the
+//! program, not against a power cut. The temporary file is created with the
+//! ordinary permissions (0666 less the umask), as the output itself would be.
+
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{IoError, Result};
+
+/// Distinguishes temporary files of concurrent writes within one process.
+static NEXT_TEMPORARY: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `path` through `write_contents`, which gets a fresh temporary
+/// file; renames it into place on success and removes it on failure.
+pub(crate) fn write_atomically(
+    path: &Path,
+    write_contents: impl FnOnce(File) -> Result<()>,
+) -> Result<()> {
+    let (temporary, file) = create_temporary_beside(path)?;
+    let guard = RemoveOnDrop(Some(temporary.clone()));
+    write_contents(file)?;
+    std::fs::rename(&temporary, path)
+        .map_err(|source| IoError::file("rename into", path, source))?;
+    guard.disarm();
+    Ok(())
+}
+
+fn create_temporary_beside(path: &Path) -> Result<(PathBuf, File)> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| IoError::InvalidOption(format!("{path:?} does not name a file")))?
+        .to_string_lossy();
+    let mut attempts = 0;
+    loop {
+        let serial = NEXT_TEMPORARY.fetch_add(1, Ordering::Relaxed);
+        let temporary = directory.join(format!(
+            ".{file_name}.{}-{serial}.numakit-tmp",
+            std::process::id()
+        ));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+        {
+            Ok(file) => return Ok((temporary, file)),
+            Err(error) if error.kind() == ErrorKind::AlreadyExists && attempts < 100 => {
+                attempts += 1;
+            }
+            Err(source) => {
+                return Err(IoError::file("create a temporary file for", path, source));
+            }
+        }
+    }
+}
+
+/// Removes the temporary file when dropped, unless disarmed.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl RemoveOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            // Best effort: the write has already failed and reports why.
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn entries(directory: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(directory)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn success_leaves_only_the_output() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("out.csv");
+        write_atomically(&path, |mut file| {
+            file.write_all(b"a\n1\n").unwrap();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\n1\n");
+        assert_eq!(entries(directory.path()), vec!["out.csv"]);
+    }
+
+    #[test]
+    fn failure_midway_leaves_nothing_and_keeps_an_old_file() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("out.csv");
+        let failed = write_atomically(&path, |mut file| {
+            file.write_all(b"partial").unwrap();
+            Err(IoError::InvalidTable("injected failure".into()))
+        });
+        assert!(failed.is_err());
+        assert!(entries(directory.path()).is_empty());
+
+        std::fs::write(&path, b"old").unwrap();
+        let _ = write_atomically(&path, |_| Err(IoError::InvalidTable("again".into())));
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(entries(directory.path()), vec!["out.csv"]);
+    }
+
+    #[test]
+    fn panic_midway_leaves_nothing() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("out.parquet");
+        let outcome = std::panic::catch_unwind(|| {
+            let _ = write_atomically(&path, |mut file| {
+                file.write_all(b"partial").unwrap();
+                panic!("writer crashed");
+            });
+        });
+        assert!(outcome.is_err());
+        assert!(entries(directory.path()).is_empty());
+    }
+
+    #[test]
+    fn missing_directory_is_reported() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("no/such/dir/out.csv");
+        let message = write_atomically(&path, |_| Ok(())).unwrap_err().to_string();
+        assert!(
+            message.contains("temporary file") && message.contains("out.csv"),
+            "{message}"
+        );
+    }
+}
