@@ -1,40 +1,81 @@
 //! Group-by aggregation on 64-bit keys: COUNT, SUM, MIN, MAX and AVG of
 //! the payload read as a signed 64-bit value.
 //!
-//! Three methods from Li §4.3: shuffle each worker's pre-aggregated
-//! partitions to their owners; move the threads to the data instead
-//! (thread migration, the aggregation state stays where it was made);
-//! or move them with their state (migration & copy). `Auto` picks one from
-//! an estimate of the number of groups (a HyperLogLog sketch) and the
-//! cache size, and says why.
+//! Three methods from Li §4.3, driven by the shuffle's exchange after
+//! every worker split its chunk by owner: shuffle the pieces to their
+//! owners (ring, tight); move the threads to the data instead (thread
+//! migration, the aggregation state stays where it was made); or move
+//! them with their state (migration & copy). Two more are built for
+//! speed: `Local` (per-worker tables over the own chunk, merged; no rows
+//! move) for few groups, and `Partitioned` (more partitions than workers,
+//! one cache-sized table at a time) for many. `Auto` picks between those
+//! two from an estimate of the number of groups (a HyperLogLog sketch of
+//! a sample) and the cache sizes, and says why.
 //!
 //! This module defines the vocabulary and dispatches; methods live in
-//! submodules.
+//! submodules: `table` (the hash table), `hll` and `estimate` (the group
+//! estimate), `choose` (the automatic choice), `split` (the owner split),
+//! `shuffle` and `migration` (Li's three), `local`, `partitioned`.
+
+pub mod choose;
+pub mod dense;
+pub mod estimate;
+pub mod hll;
+pub mod local;
+pub mod migration;
+pub mod partitioned;
+mod prefetch;
+pub mod shuffle;
+pub mod split;
+pub mod table;
+#[cfg(test)]
+mod tests;
 
 use serde::Serialize;
 
 use numakit_pool::Pool;
+use numakit_shuffle::Strategy;
 
 use crate::error::{OpsError, Result};
 use crate::relation::Relation;
-use crate::timing::{PhaseTime, Progress};
+use crate::timing::{PhaseTime, PhaseTimer, Progress};
 
 /// How the groups are brought together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AggMethod {
+    /// Li: consumers read their pieces from every producer (ring, tight).
     Shuffle,
+    /// Li: consumers move to the producers; their tables stay home.
     Migration,
+    /// Li: consumers move to the producers with their tables.
     MigrationCopy,
+    /// Per-worker tables over the own chunk, then a merge by owner.
+    Local,
+    /// More partitions than workers, one cache-sized table at a time.
+    Partitioned,
+    /// `Local` or `Partitioned`, from the estimated groups and the caches.
     Auto,
 }
 
 impl AggMethod {
+    /// Every method, `Auto` last.
+    pub const ALL: [AggMethod; 6] = [
+        Self::Shuffle,
+        Self::Migration,
+        Self::MigrationCopy,
+        Self::Local,
+        Self::Partitioned,
+        Self::Auto,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Shuffle => "shuffle",
             Self::Migration => "migration",
             Self::MigrationCopy => "migration-copy",
+            Self::Local => "local",
+            Self::Partitioned => "partitioned",
             Self::Auto => "auto",
         }
     }
@@ -43,16 +84,10 @@ impl AggMethod {
 impl std::str::FromStr for AggMethod {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        [
-            Self::Shuffle,
-            Self::Migration,
-            Self::MigrationCopy,
-            Self::Auto,
-        ]
-        .into_iter()
-        .find(|m| m.name() == s)
-        .ok_or_else(|| {
-            format!("unknown aggregation method `{s}` (shuffle, migration, migration-copy, auto)")
+        Self::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
+            format!(
+                "unknown aggregation method `{s}` (shuffle, migration, migration-copy, local, partitioned, auto)"
+            )
         })
     }
 }
@@ -110,6 +145,21 @@ pub struct AggOptions {
     pub method: AggMethod,
 }
 
+/// How the exchange-driven methods moved their state (Li Figure 11's
+/// "copy state", and a placement check for machines with several nodes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StateMoves {
+    /// Tables copied to another node, and their bytes.
+    pub copies: u64,
+    pub copied_bytes: u64,
+    /// (consumer, producer) visits, and those during which the consumer's
+    /// table was on the node the consumer ran on.
+    pub visits: u64,
+    pub local_state_visits: u64,
+    /// Visits in which the consumer ran elsewhere than scheduled.
+    pub misplaced_visits: u64,
+}
+
 /// The outcome of an aggregation.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct AggResult {
@@ -123,6 +173,8 @@ pub struct AggResult {
     /// The sketch's estimate of distinct keys, when one was made.
     pub estimated_groups: Option<u64>,
     pub phases: Vec<PhaseTime>,
+    /// State movement of the exchange-driven methods (None for others).
+    pub state_moves: Option<StateMoves>,
 }
 
 impl AggResult {
@@ -147,9 +199,37 @@ pub fn aggregate(
     progress: &dyn Progress,
 ) -> Result<AggResult> {
     input.check_pool(pool)?;
-    let _ = progress;
-    Err(OpsError::InvalidArgument(format!(
-        "the {} aggregation is not built yet",
-        opts.method.name()
-    )))
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("estimate groups");
+    let estimate = estimate::estimate_groups(pool, input, estimate::SAMPLE_ROWS_PER_WORKER)?;
+    let budget = choose::cache_budget(pool);
+    let workers = pool.workers();
+    let plan = match opts.method {
+        AggMethod::Auto => choose::choose(&estimate, workers, &budget),
+        method => choose::fixed(method, &estimate, workers, &budget),
+    };
+    let expected = plan.expected_groups;
+    let by_exchange = |strategy, timer: &mut PhaseTimer<'_>| {
+        shuffle::run(pool, input, strategy, expected, timer).map(|(g, m)| (g, Some(m)))
+    };
+    let (groups, state_moves) = match plan.method {
+        AggMethod::Shuffle => by_exchange(Strategy::Ring, &mut timer)?,
+        AggMethod::Migration => by_exchange(Strategy::Migration, &mut timer)?,
+        AggMethod::MigrationCopy => by_exchange(Strategy::MigrationCopy, &mut timer)?,
+        AggMethod::Local => (local::run(pool, input, &plan, &mut timer)?, None),
+        AggMethod::Partitioned => (partitioned::run(pool, input, &plan, &mut timer)?, None),
+        AggMethod::Auto => {
+            return Err(OpsError::InvalidArgument(
+                "the automatic choice chose `auto`".into(),
+            ))
+        }
+    };
+    Ok(AggResult {
+        groups,
+        method: Some(plan.method),
+        reason: plan.reason,
+        estimated_groups: Some(estimate.groups),
+        phases: timer.finish(),
+        state_moves,
+    })
 }

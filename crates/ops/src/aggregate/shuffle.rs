@@ -1,0 +1,75 @@
+//! The three methods of Li §4.3, driven by the shuffle's exchange: every
+//! worker splits its chunk by owner (one part per worker), then consumer c
+//! visits every producer in schedule order and aggregates piece c of its
+//! split into c's table, which holds all of c's groups.
+//!
+//! - [`Strategy::Ring`]: shuffling. The consumer stays home and reads the
+//!   pieces across the interconnect in the coordinated ring order (tight).
+//! - [`Strategy::Migration`]: the consumer moves to the producer's node;
+//!   its table stays home (see `migration.rs`).
+//! - [`Strategy::MigrationCopy`]: the consumer moves and copies its table
+//!   along.
+//!
+//! On one node the three do the same work. This module does not choose
+//! between them (`choose.rs`) and keeps a consumer's whole state in one
+//! table, as the paper does; [`super::partitioned`] is the variant whose
+//! state stays cache-sized.
+
+use numakit_pool::Pool;
+use numakit_shuffle::{exchange, Exchange, Strategy, Sync};
+
+use crate::aggregate::migration::Consumer;
+use crate::aggregate::split::{by_hash, split_chunks};
+use crate::aggregate::table::GroupTable;
+use crate::aggregate::{Group, StateMoves};
+use crate::error::Result;
+use crate::par::per_worker_mut;
+use crate::relation::Relation;
+use crate::timing::PhaseTimer;
+
+/// Runs the exchange-driven aggregation with `strategy`; `expected_groups`
+/// sizes the tables.
+pub fn run(
+    pool: &Pool,
+    input: &Relation,
+    strategy: Strategy,
+    expected_groups: u64,
+    timer: &mut PhaseTimer<'_>,
+) -> Result<(Vec<Vec<Group>>, StateMoves)> {
+    let workers = pool.workers();
+    timer.start("split by owner");
+    let splits = split_chunks(pool, input, workers, by_hash(workers))?;
+    let expected = usize::try_from(expected_groups)
+        .unwrap_or(usize::MAX)
+        .min(input.len());
+    let carry = strategy == Strategy::MigrationCopy;
+    let states = pool
+        .worker_contexts()
+        .iter()
+        .map(|ctx| {
+            let table = GroupTable::with_capacity(pool.placer(), ctx.node, expected / workers)?;
+            Ok(Consumer::new(table, carry))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    timer.start("exchange");
+    let ex = Exchange::new(strategy, Sync::Tight);
+    let (states, report) = exchange(pool, &ex, states, |ctx, state, visit| {
+        state.visit(ctx.index, &splits[visit.producer], visit);
+    })?;
+    let mut states = states
+        .into_iter()
+        .map(Consumer::finish)
+        .collect::<Result<Vec<_>>>()?;
+    timer.start("emit");
+    let groups = per_worker_mut(pool, &mut states, |_, state| {
+        state.table.groups().collect::<Vec<_>>()
+    })?;
+    let moves = StateMoves {
+        copies: states.iter().map(|s| s.copies).sum(),
+        copied_bytes: states.iter().map(|s| s.copied_bytes).sum(),
+        visits: (workers * workers) as u64,
+        local_state_visits: states.iter().map(|s| s.local_state_visits).sum(),
+        misplaced_visits: report.misplaced_visits,
+    };
+    Ok((groups, moves))
+}
