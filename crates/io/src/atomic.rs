@@ -27,7 +27,7 @@ pub(crate) fn write_atomically(
     let guard = RemoveOnDrop(Some(temporary.clone()));
     write_contents(file)?;
     std::fs::rename(&temporary, path)
-        .map_err(|source| IoError::file("rename into", path, source))?;
+        .map_err(|source| IoError::file("move the finished file to", path, source))?;
     guard.disarm();
     Ok(())
 }

@@ -69,7 +69,7 @@ pub enum IoError {
     },
 
     /// A requested column holds a null (or, in CSV, an empty field).
-    #[error("column {column:?} contains a null at row {row} (rows counted from 1, header excluded); nulls are not supported")]
+    #[error("column {column:?} contains a null at row {row} (data rows counted from 1); nulls are not supported")]
     Null {
         /// The column's name.
         column: String,

@@ -71,22 +71,26 @@ fn check_stream_opening(opening: &[u8], file_size: u64) -> Result<(), ArrowError
     let word = |at: usize| {
         opening
             .get(at..at + 4)
-            .map(|bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+            .and_then(|bytes| bytes.try_into().ok())
+            .map(u32::from_le_bytes)
     };
     let (claimed, prefix) = match word(0) {
         Some(CONTINUATION_MARKER) => (word(4), 8),
         first => (first, 4),
     };
-    let fits = claimed.is_some_and(|length| prefix + u64::from(length) <= file_size);
-    if fits {
-        Ok(())
-    } else {
-        Err(ArrowError::IpcError(format!(
-            "neither an IPC file (no ARROW1 magic) nor a complete IPC stream (its first message \
-             claims {} bytes, the file has {file_size})",
-            claimed.map_or_else(|| "more".to_string(), |length| length.to_string())
-        )))
+    match claimed {
+        Some(length) if prefix + u64::from(length) <= file_size => Ok(()),
+        Some(length) => Err(not_ipc(&format!(
+            "its first message claims {length} bytes, the file has {file_size}"
+        ))),
+        None => Err(not_ipc(&format!("the file has only {file_size} bytes"))),
     }
+}
+
+fn not_ipc(detail: &str) -> ArrowError {
+    ArrowError::IpcError(format!(
+        "not an IPC file (no ARROW1 magic) and not a complete IPC stream ({detail})"
+    ))
 }
 
 fn read_file_format(path: &Path, mut file: File, requested: Option<&[String]>) -> Result<Table> {
@@ -147,4 +151,26 @@ pub(crate) fn write(file: File, path: &Path, table: &Table) -> Result<()> {
     writer.finish().map_err(arrow_error(path))?;
     let mut buffered = writer.into_inner().map_err(arrow_error(path))?;
     std::io::Write::flush(&mut buffered).map_err(file_error(path, "write"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_openings_are_checked_against_the_file_size() {
+        let continued = [0xFF, 0xFF, 0xFF, 0xFF, 100, 0, 0, 0];
+        assert!(check_stream_opening(&continued, 108).is_ok());
+        assert!(check_stream_opening(&continued, 107).is_err());
+        let legacy = [100, 0, 0, 0, 1, 2, 3, 4];
+        assert!(check_stream_opening(&legacy, 104).is_ok());
+        let text = b"key,valu";
+        let message = check_stream_opening(text, 20).unwrap_err().to_string();
+        assert!(
+            message.contains("claims") && message.contains("20"),
+            "{message}"
+        );
+        let message = check_stream_opening(b"AR", 2).unwrap_err().to_string();
+        assert!(message.contains("only 2 bytes"), "{message}");
+    }
 }

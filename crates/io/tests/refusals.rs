@@ -194,30 +194,35 @@ fn tab_separated_files_read_with_the_delimiter_option() {
     assert!(message.contains("\"b\" not found"), "{message}");
 }
 
+/// Cuts the file at `path` to every shorter length, longest first, and
+/// hands each cut to `check`.
+fn for_every_truncation(path: &std::path::Path, mut check: impl FnMut(u64)) {
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    let length = file.metadata().unwrap().len();
+    for cut in (0..length).rev() {
+        file.set_len(cut).unwrap();
+        check(cut);
+    }
+}
+
 #[test]
 fn truncated_files_give_errors_not_panics() {
     let directory = tempfile::tempdir().unwrap();
-    let table = extremes_table();
     for format in [Format::Parquet, Format::ArrowIpc] {
-        let whole = file_in(directory.path(), "whole", format);
-        write(&whole, &table, None).unwrap();
-        let bytes = std::fs::read(&whole).unwrap();
-        let cut = file_in(directory.path(), "cut", format);
-        for length in 0..bytes.len() {
-            std::fs::write(&cut, &bytes[..length]).unwrap();
-            let error = read(&cut, None, None).expect_err("a truncated file must be refused");
+        let path = file_in(directory.path(), "cut", format);
+        write(&path, &extremes_table(), None).unwrap();
+        for_every_truncation(&path, |cut| {
+            let error = read(&path, None, None).expect_err("a truncated file must be refused");
             let message = error.to_string();
-            assert!(message.contains("cut."), "{format} at {length}: {message}");
-        }
+            assert!(message.contains("cut."), "{format} at {cut}: {message}");
+        });
     }
     let stream = directory.path().join("stream.arrow");
     write_ipc(&stream, &[key_and_name_batch()], None, true);
-    let bytes = std::fs::read(&stream).unwrap();
-    for length in 0..bytes.len() {
-        std::fs::write(&stream, &bytes[..length]).unwrap();
+    for_every_truncation(&stream, |_| {
         // A stream cut exactly between messages is a valid shorter stream.
         let _ = read(&stream, None, Some(&names(&["key"])));
-    }
+    });
 }
 
 #[test]
