@@ -65,6 +65,18 @@ pub enum Command {
     /// interconnect simulator (calibrated on Li et al. Table 1), and the
     /// thread sweep of Figure 7.
     Simulate(SimulateArgs),
+    /// Equi-join two relations (generated, or CSV/Parquet/Arrow files):
+    /// no-partitioning hash join, radix joins PRO and CPRL, or MPSM
+    /// sort-merge join; inner, left outer, semi or anti. Reports rows/s,
+    /// GB/s and the time of each phase.
+    Join(crate::op_args::JoinArgs),
+    /// Group by key and compute COUNT, SUM, MIN, MAX and AVG, by shuffle,
+    /// thread migration, or migration with state copy (Li §4.3), or let
+    /// numakit choose from an estimate of the number of groups.
+    Aggregate(crate::op_args::AggregateArgs),
+    /// Sort by a 64-bit key: local radix sort, sampled splitters, exchange
+    /// through the shuffle, multi-way merge.
+    Sort(crate::op_args::SortArgs),
     /// Benchmarks (medians of repetitions, measured side by side).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -72,7 +84,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Data size of the reduction in MiB.
+    /// Data size of the reduction and the shuffle in MiB; also scales the
+    /// operators' data (a 250K x 1M-row join per 64 MiB).
     #[arg(long, default_value_t = 256, value_name = "MIB")]
     pub size_mib: u64,
 

@@ -10,4 +10,6 @@ pub mod chart;
 pub mod commands;
 pub mod format;
 pub mod logger;
+pub mod op_args;
+pub mod progress;
 pub mod reduce;

@@ -1,11 +1,16 @@
 //! One module per command; `dispatch` runs the one the user asked for.
 
+pub mod aggregate;
 pub mod bench;
 pub mod doctor;
 pub mod figures;
+pub mod join;
+pub mod opcommon;
 pub mod run;
+pub mod run_ops;
 pub mod shuffle;
 pub mod simulate;
+pub mod sort;
 pub mod topo;
 
 use anyhow::Result;
@@ -23,6 +28,11 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
             shuffle::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
         Command::Simulate(args) => simulate::run(args, cli.json).map(|()| true),
+        Command::Join(args) => join::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
+        Command::Aggregate(args) => {
+            aggregate::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
+        }
+        Command::Sort(args) => sort::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
         Command::Bench(which) => {
             bench::run(which, cli.placement, cli.json, cli.quiet).map(|()| true)
         }

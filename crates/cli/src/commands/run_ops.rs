@@ -1,0 +1,137 @@
+//! The operators' part of the main job: a small join with every
+//! algorithm, a group-by with the automatic method and a sort, each on
+//! built-in generated data and checked against the sequential reference.
+
+use anyhow::{ensure, Result};
+use numakit_ops::aggregate::{aggregate, AggMethod, AggOptions};
+use numakit_ops::datagen::{generate, GenSpec, KeyDist};
+use numakit_ops::join::{join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput};
+use numakit_ops::sort::sort;
+use numakit_ops::timing::{total_seconds, Silent};
+use numakit_ops::{reference, Relation};
+use numakit_pool::Pool;
+use serde::Serialize;
+
+use crate::commands::opcommon::rate;
+
+/// What the main job's operator section measured.
+#[derive(Serialize)]
+pub struct OperatorSummary {
+    pub join_rows: (usize, usize),
+    /// (algorithm, seconds, result rows)
+    pub joins: Vec<(JoinAlgorithm, f64, u64)>,
+    pub aggregate_rows: usize,
+    pub groups: usize,
+    pub aggregate_method: String,
+    pub aggregate_reason: String,
+    pub aggregate_seconds: f64,
+    pub sort_rows: usize,
+    pub sort_seconds: f64,
+    /// Every result equals the sequential reference.
+    pub verified: bool,
+}
+
+fn gen(pool: &Pool, rows: u64, keys: KeyDist, seed: u64) -> Result<Relation> {
+    Ok(generate(pool, &GenSpec { rows, keys, seed })?)
+}
+
+/// Runs the section with `scale` million probe rows.
+pub fn operators(pool: &Pool, scale: u64) -> Result<OperatorSummary> {
+    let (r_rows, s_rows) = (scale * 250_000, scale * 1_000_000);
+    let r = gen(pool, r_rows, KeyDist::Dense, 1)?;
+    let s = gen(pool, s_rows, KeyDist::ForeignKey { build_rows: r_rows }, 2)?;
+    let want = reference::join(&r.to_vec(), &s.to_vec(), JoinKind::Inner);
+    let want_sum = want
+        .iter()
+        .fold(0u64, |a, row| a.wrapping_add(row.checksum()));
+    let mut joins = Vec::new();
+    for algorithm in JoinAlgorithm::ALL {
+        let opts = JoinOptions {
+            algorithm,
+            kind: JoinKind::Inner,
+            output: JoinOutput::Checksum,
+        };
+        let result = join(pool, &r, &s, &opts, &Silent)?;
+        ensure!(
+            result.rows == want.len() as u64 && result.checksum == want_sum,
+            "the {} join disagrees with the reference",
+            algorithm.name()
+        );
+        joins.push((algorithm, total_seconds(&result.phases), result.rows));
+    }
+    let a = gen(pool, s_rows, KeyDist::Uniform { max: 65_536 }, 3)?;
+    let agg = aggregate(
+        pool,
+        &a,
+        &AggOptions {
+            method: AggMethod::Auto,
+        },
+        &Silent,
+    )?;
+    ensure!(
+        agg.sorted() == reference::aggregate(&a.to_vec()),
+        "the aggregation disagrees with the reference"
+    );
+    let sorted = sort(pool, &s, &Silent)?;
+    let out = sorted
+        .sorted
+        .as_ref()
+        .map(Relation::to_vec)
+        .unwrap_or_default();
+    let mut got = out.clone();
+    got.sort_unstable();
+    ensure!(
+        out.windows(2).all(|w| w[0].key <= w[1].key) && got == reference::sort(&s.to_vec()),
+        "the sort disagrees with the reference"
+    );
+    Ok(OperatorSummary {
+        join_rows: (r.len(), s.len()),
+        joins,
+        aggregate_rows: a.len(),
+        groups: agg.group_count(),
+        aggregate_method: agg.method.map_or("?", AggMethod::name).to_string(),
+        aggregate_reason: agg.reason.clone(),
+        aggregate_seconds: total_seconds(&agg.phases),
+        sort_rows: s.len(),
+        sort_seconds: total_seconds(&sorted.phases),
+        verified: true,
+    })
+}
+
+/// The section's lines in the main job's text output.
+pub fn lines(o: &OperatorSummary) -> Vec<String> {
+    let total = (o.join_rows.0 + o.join_rows.1) as f64;
+    let joins: Vec<String> = o
+        .joins
+        .iter()
+        .map(|(a, s, _)| format!("{} {:.3} s ({})", a.name(), s, rate(total / s)))
+        .collect();
+    vec![
+        format!(
+            "6. operators on generated data, every result checked against the sequential reference:"
+        ),
+        format!(
+            "   join {} x {} rows ({} result rows): {}",
+            o.join_rows.0,
+            o.join_rows.1,
+            o.joins.first().map_or(0, |j| j.2),
+            joins.join(" | ")
+        ),
+        format!(
+            "   group-by {} rows into {} groups: {} {:.3} s ({}); {}",
+            o.aggregate_rows,
+            o.groups,
+            o.aggregate_method,
+            o.aggregate_seconds,
+            rate(o.aggregate_rows as f64 / o.aggregate_seconds),
+            o.aggregate_reason
+        ),
+        format!(
+            "   sort {} rows: {:.3} s ({})",
+            o.sort_rows,
+            o.sort_seconds,
+            rate(o.sort_rows as f64 / o.sort_seconds)
+        ),
+        "   (numakit join, numakit aggregate, numakit sort)".into(),
+    ]
+}

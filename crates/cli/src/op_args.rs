@@ -1,0 +1,191 @@
+//! Options of the operator commands: `join`, `aggregate` and `sort`.
+//!
+//! Each runs on generated data by default (reproducible from `--seed`) or
+//! on files (CSV, Parquet, Arrow IPC; the format follows the extension),
+//! and can write its result to a file in any of those formats.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// What every operator command shares.
+#[derive(Debug, Clone, Args)]
+pub struct OpCommon {
+    /// Worker threads (default: one per allowed CPU), spread evenly over nodes.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Repetitions (min/median/max are reported; the result is checked to
+    /// be the same every time).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub reps: usize,
+
+    /// Check the result against a plain sequential implementation (slow on
+    /// big inputs; refused above 50M rows).
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Seed of the generated data.
+    #[arg(long, default_value_t = 42, value_name = "N")]
+    pub seed: u64,
+
+    /// Write the result to FILE (.csv, .parquet or .arrow).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct JoinArgs {
+    /// The left (build) relation R: a file. Without it, R is generated.
+    #[arg(long, value_name = "FILE", requires = "right")]
+    pub left: Option<PathBuf>,
+
+    /// The right (probe) relation S: a file.
+    #[arg(long, value_name = "FILE", requires = "left")]
+    pub right: Option<PathBuf>,
+
+    /// Key column(s) of both files, comma separated (several columns are
+    /// joined as one composite key).
+    #[arg(long, default_value = "key", value_name = "COLS")]
+    pub key: String,
+
+    /// Key column(s) of the left file when they differ from --key.
+    #[arg(long, value_name = "COLS")]
+    pub left_key: Option<String>,
+
+    /// Key column(s) of the right file when they differ from --key.
+    #[arg(long, value_name = "COLS")]
+    pub right_key: Option<String>,
+
+    /// Generated R: number of rows.
+    #[arg(long, default_value = "2000000", value_name = "N", value_parser = parse_count)]
+    pub left_rows: u64,
+
+    /// Generated S: number of rows.
+    #[arg(long, default_value = "32000000", value_name = "N", value_parser = parse_count)]
+    pub right_rows: u64,
+
+    /// Generated R's keys: dense (a primary key), uniform:MAX, zipf:S[:DISTINCT],
+    /// sequential, fk:N.
+    #[arg(long, default_value = "dense", value_name = "DIST")]
+    pub left_keys: String,
+
+    /// Generated S's keys (default fk over R's rows: every row matches once,
+    /// Balkesen et al.'s workload A).
+    #[arg(long, value_name = "DIST")]
+    pub right_keys: Option<String>,
+
+    /// Algorithms, comma separated: npo (no partitioning), pro, cprl (radix
+    /// joins), mpsm (sort-merge), all, or auto (numakit's pick).
+    #[arg(long, default_value = "auto", value_name = "LIST")]
+    pub algorithm: String,
+
+    /// inner, left (outer), semi or anti.
+    #[arg(long, default_value = "inner", value_name = "KIND")]
+    pub kind: String,
+
+    /// count (rows only), checksum (rows aggregated on the fly) or
+    /// materialize (rows kept; implied by --out).
+    #[arg(long, default_value = "count", value_name = "OUTPUT")]
+    pub output: String,
+
+    #[command(flatten)]
+    pub common: OpCommon,
+}
+
+#[derive(Debug, Args)]
+pub struct AggregateArgs {
+    /// Input file. Without it, the input is generated.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+
+    /// Group-by key column(s), comma separated.
+    #[arg(long, default_value = "key", value_name = "COLS")]
+    pub key: String,
+
+    /// The column to aggregate (COUNT, SUM, MIN, MAX, AVG of it).
+    #[arg(long, default_value = "value", value_name = "COL")]
+    pub value: String,
+
+    /// Generated input: number of rows.
+    #[arg(long, default_value = "16000000", value_name = "N", value_parser = parse_count)]
+    pub rows: u64,
+
+    /// Generated input: distinct keys (uniform), unless --keys says otherwise.
+    #[arg(long, default_value = "65536", value_name = "N", value_parser = parse_count)]
+    pub groups: u64,
+
+    /// Generated keys: uniform:MAX, zipf:S[:DISTINCT], dense, sequential.
+    #[arg(long, value_name = "DIST")]
+    pub keys: Option<String>,
+
+    /// shuffle, migration, migration-copy, auto, or all (comma separated).
+    #[arg(long, default_value = "auto", value_name = "LIST")]
+    pub method: String,
+
+    /// Li Figure 10: every method over growing group counts (generated data).
+    #[arg(long)]
+    pub sweep: bool,
+
+    #[command(flatten)]
+    pub common: OpCommon,
+}
+
+#[derive(Debug, Args)]
+pub struct SortArgs {
+    /// Input file. Without it, the input is generated.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+
+    /// The sort key column.
+    #[arg(long, default_value = "key", value_name = "COL")]
+    pub key: String,
+
+    /// Generated input: number of rows.
+    #[arg(long, default_value = "16000000", value_name = "N", value_parser = parse_count)]
+    pub rows: u64,
+
+    /// Generated keys: uniform:MAX, zipf:S[:DISTINCT], dense, sequential
+    /// (default: uniform over the whole 64-bit range).
+    #[arg(long, value_name = "DIST")]
+    pub keys: Option<String>,
+
+    /// Sort the keys alone (no payload, half the bytes to move). Files
+    /// with only the key column are sorted this way anyway.
+    #[arg(long)]
+    pub keys_only: bool,
+
+    #[command(flatten)]
+    pub common: OpCommon,
+}
+
+/// A row count: digits with optional `_` separators and a K/M/G suffix
+/// (powers of 1000).
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    let t = text.replace('_', "");
+    let (digits, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1_000_000),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1_000_000_000),
+        _ => (&t[..], 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("`{text}` is not a count (e.g. 1000, 16M, 2_000_000)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_parse_with_suffixes() {
+        assert_eq!(parse_count("16M"), Ok(16_000_000));
+        assert_eq!(parse_count("2_000"), Ok(2000));
+        assert_eq!(parse_count("1k"), Ok(1000));
+        assert!(parse_count("x").is_err());
+        assert!(parse_count("99999999999G").is_err());
+    }
+}
