@@ -32,6 +32,7 @@ pub mod layout;
 pub mod passes;
 pub mod pro;
 pub mod recycle;
+mod simd;
 pub mod swwcb;
 
 use serde::Serialize;
@@ -123,9 +124,26 @@ impl Radix {
     /// `hash::radix_of(key, self.shift, self.bits)`.
     #[inline(always)]
     pub fn of(&self, key: u64) -> usize {
-        // The last step of hash64 (h ^= h >> 33) leaves the top 31 bits
-        // as they are, so radixes within them skip it.
-        let h = if self.shift + self.bits <= 31 {
+        if self.within_top31() {
+            self.of_with::<true>(key)
+        } else {
+            self.of_with::<false>(key)
+        }
+    }
+
+    /// Whether the radix lies in the top 31 bits of the hash, which the
+    /// last step of hash64 (h ^= h >> 33) leaves as they are: kernels
+    /// then skip that step (`of_with::<true>`).
+    #[inline(always)]
+    pub fn within_top31(&self) -> bool {
+        self.shift + self.bits <= 31
+    }
+
+    /// [`Radix::of`] with the choice of [`Radix::within_top31`] made by
+    /// the caller (`TOP31` must be false unless it holds).
+    #[inline(always)]
+    pub fn of_with<const TOP31: bool>(&self, key: u64) -> usize {
+        let h = if TOP31 {
             hash_top31(key)
         } else {
             crate::hash::hash64(key)
@@ -199,36 +217,14 @@ pub fn histogram(input: &[Tuple], radix: Radix) -> Vec<usize> {
     counts
 }
 
-/// Adds the per-partition counts of `input` to `counts`. Counts go to four
-/// interleaved tables, so that runs of one partition (skewed data) do not
-/// serialise on one counter.
+/// Adds the per-partition counts of `input` to `counts`.
 pub fn add_histogram(input: &[Tuple], radix: Radix, counts: &mut [usize]) {
-    let fanout = radix.fanout();
-    assert_eq!(counts.len(), fanout, "one count per partition");
-    if fanout == 1 {
+    assert_eq!(counts.len(), radix.fanout(), "one count per partition");
+    if radix.fanout() == 1 {
         counts[0] += input.len();
         return;
     }
-    let mut lanes = vec![0u32; 4 * fanout];
-    // u32 lanes cannot overflow within blocks of at most u32::MAX tuples.
-    for block in input.chunks(u32::MAX as usize) {
-        let mut quads = block.chunks_exact(4);
-        for q in &mut quads {
-            lanes[radix.of(q[0].key)] += 1;
-            lanes[fanout + radix.of(q[1].key)] += 1;
-            lanes[2 * fanout + radix.of(q[2].key)] += 1;
-            lanes[3 * fanout + radix.of(q[3].key)] += 1;
-        }
-        for t in quads.remainder() {
-            lanes[radix.of(t.key)] += 1;
-        }
-        for (p, c) in counts.iter_mut().enumerate() {
-            *c += (0..4)
-                .map(|l| lanes[l * fanout + p] as usize)
-                .sum::<usize>();
-        }
-        lanes.fill(0);
-    }
+    simd::add_counts(input, radix, counts);
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use std::marker::PhantomData;
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::partition::simd::{self, BATCH};
 use crate::partition::Radix;
 use crate::tuple::{Tuple, TUPLE_BYTES};
 
@@ -207,27 +208,83 @@ impl<'a> ScatterTarget<'a> {
     /// its range holds.
     pub fn scatter(&mut self, input: &[Tuple], radix: Radix, stores: Stores) {
         assert_eq!(radix.fanout(), self.start.len(), "radix fanout mismatch");
-        match stores {
-            Stores::Streaming => self.scatter_with::<true>(input, radix),
-            Stores::Cached => self.scatter_with::<false>(input, radix),
+        let stream = stores == Stores::Streaming;
+        #[cfg(target_arch = "x86_64")]
+        if simd::wide() {
+            // SAFETY: the CPU has the features the wrappers enable
+            // (checked by `wide`).
+            unsafe {
+                match stream {
+                    true => self.scatter_wide::<true>(input, radix),
+                    false => self.scatter_wide::<false>(input, radix),
+                }
+            }
+            return;
+        }
+        match stream {
+            true => self.scatter_body::<true>(input, radix),
+            false => self.scatter_body::<false>(input, radix),
         }
     }
 
-    fn scatter_with<const STREAM: bool>(&mut self, input: &[Tuple], radix: Radix) {
-        for t in input {
-            let p = radix.of(t.key);
-            let pos = self.next[p];
-            // SAFETY: `p` is a valid slot index (checked by the indexing
-            // above) and the slot index is masked below SLOT_TUPLES.
-            unsafe { put_in_slot(&mut self.slots[p], slot_index(pos), t) };
-            let after = pos.wrapping_add(1);
-            self.next[p] = after;
-            if (after as usize) % SLOT_BYTES == 0 {
-                self.flush_full::<STREAM>(p, after);
-            }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+    unsafe fn scatter_wide<const STREAM: bool>(&mut self, input: &[Tuple], radix: Radix) {
+        self.scatter_body::<STREAM>(input, radix);
+    }
+
+    #[inline(always)]
+    fn scatter_body<const STREAM: bool>(&mut self, input: &[Tuple], radix: Radix) {
+        if radix.within_top31() {
+            self.scatter_batches::<STREAM, true>(input, radix);
+        } else {
+            self.scatter_batches::<STREAM, false>(input, radix);
         }
         if STREAM {
             store_fence();
+        }
+    }
+
+    /// Partition numbers a batch at a time, then tuple by tuple into the
+    /// buffers.
+    #[inline(always)]
+    fn scatter_batches<const STREAM: bool, const TOP31: bool>(
+        &mut self,
+        input: &[Tuple],
+        radix: Radix,
+    ) {
+        let mut batches = input.chunks_exact(BATCH);
+        for batch in &mut batches {
+            let Ok(batch) = <&[Tuple; BATCH]>::try_from(batch) else {
+                continue;
+            };
+            let ids = simd::batch_ids::<TOP31>(batch, radix);
+            for (t, &p) in batch.iter().zip(&ids) {
+                self.put::<STREAM>(p as usize, t);
+            }
+        }
+        for t in batches.remainder() {
+            self.put::<STREAM>(radix.of_with::<TOP31>(t.key), t);
+        }
+    }
+
+    /// Puts `t` into partition p's buffer, writing the buffer out when it
+    /// completes a group of lines. `p` must come from the target's radix.
+    #[inline(always)]
+    fn put<const STREAM: bool>(&mut self, p: usize, t: &Tuple) {
+        debug_assert!(p < self.next.len());
+        // SAFETY: p is a partition number of a radix whose fanout equals
+        // the number of partitions (asserted in `scatter`), so it indexes
+        // `next` and `slots` (both that long); the slot index is below
+        // SLOT_TUPLES by construction.
+        unsafe {
+            let pos = *self.next.get_unchecked(p);
+            put_in_slot(self.slots.get_unchecked_mut(p), slot_index(pos), t);
+            let after = pos.wrapping_add(1);
+            *self.next.get_unchecked_mut(p) = after;
+            if (after as usize) % SLOT_BYTES == 0 {
+                self.flush_full::<STREAM>(p, after);
+            }
         }
     }
 
