@@ -1,26 +1,88 @@
-//! Sorting tuples by key, NUMA-aware: each worker sorts its local chunk
-//! (LSD radix sort), sampled splitters cut the key range into one range
-//! per worker, the ranges are exchanged through the shuffle, and each
-//! worker merges the sorted runs it received. The result is one sorted
-//! run per worker, in key order across workers.
+//! Sorting by key, NUMA-aware: each worker sorts its local chunk (radix
+//! sort, [`lsd`]), sampled splitters cut the key range into one range per
+//! worker ([`splitters`]), the ranges are exchanged through the shuffle,
+//! and each worker merges the sorted runs it received ([`merge`]); the
+//! pipeline is in [`numa`]. The result is one sorted run per worker, in
+//! key order across workers.
+//!
+//! Two element types share the code through [`Keyed`]: [`Tuple`]s (key
+//! and payload, [`sort`]) and plain `u64` keys ([`sort_keys`], on a
+//! [`KeyColumn`]), the shape of "sort 64M int64". Signed keys are mapped
+//! to unsigned ones in the same order by [`i64_to_ordered_u64`].
 //!
 //! This module defines the vocabulary and dispatches; the steps live in
-//! submodules.
+//! submodules. It does not sort by payload: the order of equal keys is
+//! unspecified.
 
+pub mod keys;
+pub mod lsd;
+pub mod merge;
+pub mod numa;
+mod scatter;
+pub mod splitters;
+mod stream;
+
+use bytemuck::Pod;
 use serde::Serialize;
 
 use numakit_pool::Pool;
+use numakit_shuffle::Exchange;
 
-use crate::error::{OpsError, Result};
-use crate::relation::Relation;
-use crate::timing::{PhaseTime, Progress};
+use crate::error::Result;
+use crate::relation::{Chunk, Relation};
+use crate::timing::{PhaseTime, PhaseTimer, Progress};
 use crate::tuple::Tuple;
 
+pub use keys::{KeyChunk, KeyColumn};
+
+/// An element the sort can order: plain old data with a 64-bit key.
+pub trait Keyed: Pod + Send + Sync {
+    fn key(&self) -> u64;
+}
+
+impl Keyed for u64 {
+    #[inline(always)]
+    fn key(&self) -> u64 {
+        *self
+    }
+}
+
+impl Keyed for Tuple {
+    #[inline(always)]
+    fn key(&self) -> u64 {
+        self.key
+    }
+}
+
 /// Sorts `tuples` by key (payloads follow their keys; order among equal
-/// keys is unspecified). Single-threaded; the NUMA-aware sort runs one
-/// per worker.
+/// keys is unspecified) with the radix sort. Single-threaded; the
+/// NUMA-aware sort runs one per worker.
 pub fn sort_local(tuples: &mut [Tuple]) {
-    tuples.sort_unstable_by_key(|t| t.key);
+    lsd::sort(tuples);
+}
+
+/// Sorts plain keys with the radix sort. Single-threaded.
+pub fn sort_keys_local(keys: &mut [u64]) {
+    lsd::sort(keys);
+}
+
+/// Maps a signed key to an unsigned one with the same order (flips the
+/// sign bit).
+pub const fn i64_to_ordered_u64(value: i64) -> u64 {
+    (value as u64) ^ (1 << 63)
+}
+
+/// The inverse of [`i64_to_ordered_u64`].
+pub const fn ordered_u64_to_i64(key: u64) -> i64 {
+    (key ^ (1 << 63)) as i64
+}
+
+/// How the NUMA-aware sort runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SortOptions {
+    /// The schedule of the exchange of key ranges (default: the
+    /// coordinated ring, tight).
+    pub exchange: Exchange,
 }
 
 /// The outcome of a sort.
@@ -32,11 +94,121 @@ pub struct SortResult {
     pub phases: Vec<PhaseTime>,
 }
 
-/// Sorts `input` on `pool`.
-pub fn sort(pool: &Pool, input: &Relation, progress: &dyn Progress) -> Result<SortResult> {
-    input.check_pool(pool)?;
-    let _ = progress;
-    Err(OpsError::InvalidArgument(
-        "the sort is not built yet".into(),
-    ))
+/// The outcome of a keys-only sort.
+#[derive(Debug, Default, Serialize)]
+pub struct KeySortResult {
+    /// The sorted keys: chunk w holds keys no larger than chunk w+1's.
+    #[serde(skip)]
+    pub sorted: Option<KeyColumn>,
+    pub phases: Vec<PhaseTime>,
 }
+
+/// Sorts `input` on `pool` with the default options.
+pub fn sort(pool: &Pool, input: &Relation, progress: &dyn Progress) -> Result<SortResult> {
+    sort_with(pool, input, &SortOptions::default(), progress)
+}
+
+/// Sorts `input` on `pool`: phases "local sort", "splitters", "exchange",
+/// "merge". Output chunks are as long as the input's when those are even
+/// (as `Relation::from_*` makes them), and even otherwise.
+pub fn sort_with(
+    pool: &Pool,
+    input: &Relation,
+    options: &SortOptions,
+    progress: &dyn Progress,
+) -> Result<SortResult> {
+    input.check_pool(pool)?;
+    let runs: Vec<&[Tuple]> = input.chunks().iter().map(|c| &c.tuples[..]).collect();
+    let mut timer = PhaseTimer::new(progress);
+    let sorted = numa::sort_runs(pool, &runs, options, &mut timer)?;
+    Ok(SortResult {
+        sorted: Some(relation_of(sorted)),
+        phases: timer.finish(),
+    })
+}
+
+/// Like [`sort_with`], but sorts `input` in place, which saves allocating
+/// (and the kernel zeroing) a copy of the data.
+pub fn sort_owned(
+    pool: &Pool,
+    input: Relation,
+    options: &SortOptions,
+    progress: &dyn Progress,
+) -> Result<SortResult> {
+    input.check_pool(pool)?;
+    let chunks = input.into_chunks().into_iter().map(|c| c.tuples).collect();
+    let mut timer = PhaseTimer::new(progress);
+    let sorted = numa::sort_owned_runs(pool, chunks, options, &mut timer)?;
+    Ok(SortResult {
+        sorted: Some(relation_of(sorted)),
+        phases: timer.finish(),
+    })
+}
+
+fn relation_of(runs: Vec<numa::SortedRun<Tuple>>) -> Relation {
+    let chunks = runs
+        .into_iter()
+        .map(|run| Chunk {
+            node: run.node,
+            worker: run.worker,
+            tuples: run.data,
+        })
+        .collect();
+    Relation::from_chunks(chunks)
+}
+
+/// Sorts the keys of `input` on `pool` with the default options.
+pub fn sort_keys(pool: &Pool, input: &KeyColumn, progress: &dyn Progress) -> Result<KeySortResult> {
+    sort_keys_with(pool, input, &SortOptions::default(), progress)
+}
+
+/// Sorts the keys of `input` on `pool`, with the phases of [`sort_with`].
+pub fn sort_keys_with(
+    pool: &Pool,
+    input: &KeyColumn,
+    options: &SortOptions,
+    progress: &dyn Progress,
+) -> Result<KeySortResult> {
+    input.check_pool(pool)?;
+    let runs: Vec<&[u64]> = input.chunks().iter().map(|c| &c.keys[..]).collect();
+    let mut timer = PhaseTimer::new(progress);
+    let sorted = numa::sort_runs(pool, &runs, options, &mut timer)?;
+    Ok(KeySortResult {
+        sorted: Some(column_of(sorted)),
+        phases: timer.finish(),
+    })
+}
+
+/// Like [`sort_keys_with`], but sorts `input` in place (see
+/// [`sort_owned`]): the fastest way to sort a column that is not needed
+/// unsorted afterwards.
+pub fn sort_keys_owned(
+    pool: &Pool,
+    input: KeyColumn,
+    options: &SortOptions,
+    progress: &dyn Progress,
+) -> Result<KeySortResult> {
+    input.check_pool(pool)?;
+    let chunks = input.into_chunks().into_iter().map(|c| c.keys).collect();
+    let mut timer = PhaseTimer::new(progress);
+    let sorted = numa::sort_owned_runs(pool, chunks, options, &mut timer)?;
+    Ok(KeySortResult {
+        sorted: Some(column_of(sorted)),
+        phases: timer.finish(),
+    })
+}
+
+fn column_of(runs: Vec<numa::SortedRun<u64>>) -> KeyColumn {
+    let chunks = runs
+        .into_iter()
+        .map(|run| KeyChunk {
+            node: run.node,
+            worker: run.worker,
+            keys: run.data,
+        })
+        .collect();
+    KeyColumn::from_chunks(chunks)
+}
+
+#[cfg(test)]
+mod tests;

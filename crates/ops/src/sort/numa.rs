@@ -1,0 +1,270 @@
+//! The NUMA-aware sort (the lecture's "Sorting and NUMA"): every step
+//! reads or writes node-local memory except the exchange, which moves
+//! each piece across the interconnect exactly once, on the shuffle's
+//! schedule.
+//!
+//! 1. "local sort": each worker radix-sorts its own chunk into a run on
+//!    its node;
+//! 2. "splitters": keys sampled from all runs, refined to exact ranks,
+//!    give P-1 splitters; each worker binary-searches them in its run and
+//!    the boundaries are cut so that worker i owns key range i and gets
+//!    an even share of the elements (see `splitters`);
+//! 3. "exchange": through [`numakit_shuffle::exchange`], consumer i copies
+//!    piece i of every producer's run into one buffer on its own node;
+//! 4. "merge": each worker merges the sorted pieces it received into its
+//!    output run on its node.
+//!
+//! Fresh memory is expensive (the kernel zeroes every new page, and on
+//! virtual machines the host may have to back it first), so each worker
+//! works in two buffers of its chunk's size: its run and a spare. The
+//! local sort writes the run with the spare as scratch, the exchange fills
+//! the spare, and the merge writes into the run's buffer once every
+//! consumer has copied its piece out. Sorting an owned input uses the
+//! input chunk as the run, so that only the spare is new.
+//!
+//! Generic over the element ([`Keyed`]); the callers in `sort` wrap the
+//! runs as a relation or a key column. This module does not check its
+//! result (the tests do) and keeps no data between calls.
+
+use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement};
+use numakit_pool::Pool;
+use numakit_topology::NodeId;
+
+use super::lsd::{radix_sort, radix_sort_into};
+use super::merge::merge_into;
+use super::splitters::{choose, cut, even_targets, locate, select};
+use super::{Keyed, SortOptions};
+use crate::error::{OpsError, Result};
+use crate::par::per_worker_mut;
+use crate::timing::PhaseTimer;
+
+/// One worker's sorted output.
+pub struct SortedRun<T> {
+    pub node: NodeId,
+    pub worker: usize,
+    pub data: NodeBuffer<T>,
+}
+
+/// Sorts `inputs` (chunk w read by worker w) on `pool`; output run w
+/// lives on worker w's node and holds keys no larger than run w+1's.
+/// Outputs are as long as the inputs when those are even (sizes differ
+/// by at most one, larger first), and even otherwise.
+pub fn sort_runs<T: Keyed>(
+    pool: &Pool,
+    inputs: &[&[T]],
+    options: &SortOptions,
+    timer: &mut PhaseTimer<'_>,
+) -> Result<Vec<SortedRun<T>>> {
+    check_workers(pool, inputs.len())?;
+    timer.start("local sort");
+    let runs = pool.broadcast(|ctx| -> Result<LocalRun<T>> {
+        let input = inputs[ctx.index];
+        let mut run = alloc(pool, ctx.node, input.len())?;
+        let mut spare = alloc(pool, ctx.node, input.len())?;
+        radix_sort_into(input, &mut run, &mut spare);
+        Ok(LocalRun { run, spare })
+    })?;
+    let runs = runs.into_iter().collect::<Result<Vec<_>>>()?;
+    exchange_and_merge(pool, runs, options, timer)
+}
+
+/// [`sort_runs`] of chunks it may sort in place (chunk w on worker w's
+/// node), which become the output buffers when sizes allow.
+pub fn sort_owned_runs<T: Keyed>(
+    pool: &Pool,
+    inputs: Vec<NodeBuffer<T>>,
+    options: &SortOptions,
+    timer: &mut PhaseTimer<'_>,
+) -> Result<Vec<SortedRun<T>>> {
+    check_workers(pool, inputs.len())?;
+    timer.start("local sort");
+    let mut slots: Vec<Option<NodeBuffer<T>>> = inputs.into_iter().map(Some).collect();
+    let runs = per_worker_mut(pool, &mut slots, |ctx, slot| -> Result<LocalRun<T>> {
+        let mut run = slot
+            .take()
+            .ok_or_else(|| OpsError::InvalidArgument("missing chunk".into()))?;
+        let mut spare = alloc(pool, ctx.node, run.len())?;
+        radix_sort(&mut run, &mut spare);
+        Ok(LocalRun { run, spare })
+    })?;
+    let runs = runs.into_iter().collect::<Result<Vec<_>>>()?;
+    exchange_and_merge(pool, runs, options, timer)
+}
+
+fn check_workers(pool: &Pool, chunks: usize) -> Result<()> {
+    if chunks != pool.workers() {
+        return Err(OpsError::WorkerMismatch {
+            expected: chunks,
+            actual: pool.workers(),
+        });
+    }
+    Ok(())
+}
+
+/// Steps 2 to 4 on the sorted runs.
+fn exchange_and_merge<T: Keyed>(
+    pool: &Pool,
+    runs: Vec<LocalRun<T>>,
+    options: &SortOptions,
+    timer: &mut PhaseTimer<'_>,
+) -> Result<Vec<SortedRun<T>>> {
+    timer.start("splitters");
+    let bounds = range_bounds(pool, &runs)?;
+    timer.start("exchange");
+    let inboxes = exchange_pieces(pool, options, runs, &bounds)?;
+    timer.start("merge");
+    let merged = merge_pieces(pool, inboxes)?;
+    timer.stop();
+    Ok(merged)
+}
+
+/// Buffers from this size up go on transparent huge pages (smaller ones
+/// would waste most of a 2 MiB page).
+const HUGE_PAGE_RANGE: usize = 8 << 20;
+
+/// A buffer of `len` elements bound to `node`, left for its first writer
+/// to touch; large ones on transparent huge pages (fewer faults and TLB
+/// misses for the scatters).
+fn alloc<T: Keyed>(pool: &Pool, node: NodeId, len: usize) -> Result<NodeBuffer<T>> {
+    let mut options = BufferOptions::new(Placement::OnNode(node));
+    options.prefault = false;
+    if len.saturating_mul(std::mem::size_of::<T>()) >= HUGE_PAGE_RANGE {
+        options.huge_pages = HugePages::Transparent;
+    }
+    Ok(NodeBuffer::with_options(pool.placer(), len, options)?)
+}
+
+/// `buffer` when it holds exactly `len` elements, else a new buffer.
+fn reuse_or_alloc<T: Keyed>(
+    pool: &Pool,
+    node: NodeId,
+    buffer: Option<NodeBuffer<T>>,
+    len: usize,
+) -> Result<NodeBuffer<T>> {
+    match buffer {
+        Some(b) if b.len() == len => Ok(b),
+        _ => alloc(pool, node, len),
+    }
+}
+
+/// A worker's sorted run and a spare buffer of the same size.
+struct LocalRun<T> {
+    run: NodeBuffer<T>,
+    spare: NodeBuffer<T>,
+}
+
+/// Step 2: `bounds[p]` = the piece boundaries in producer p's run.
+fn range_bounds<T: Keyed>(pool: &Pool, runs: &[LocalRun<T>]) -> Result<Vec<Vec<usize>>> {
+    let slices: Vec<&[T]> = runs.iter().map(|r| &r.run[..]).collect();
+    let lens: Vec<usize> = slices.iter().map(|r| r.len()).collect();
+    let targets = even_targets(lens.iter().sum(), pool.workers());
+    let guesses = choose(&slices, &targets);
+    // Worker i refines splitter i, then every worker locates them all.
+    let refined = pool.broadcast(|ctx| {
+        let i = ctx.index;
+        targets.get(i).map(|&t| select(&slices, t, guesses[i]))
+    })?;
+    let splitters: Vec<u64> = refined.into_iter().flatten().collect();
+    let located = pool.broadcast(|ctx| locate(slices[ctx.index], &splitters))?;
+    Ok(cut(&located, &lens, &targets))
+}
+
+/// What a consumer received, and where it may merge it to.
+struct Inbox<T> {
+    /// The pieces, one after another in producer order (None when the
+    /// consumer keeps its own run whole).
+    buffer: Option<NodeBuffer<T>>,
+    /// `starts[p]..starts[p + 1]`: producer p's piece in `buffer`.
+    starts: Vec<usize>,
+    /// The consumer's own run buffer: its output when it keeps its run
+    /// whole, else free memory for the merge (after the exchange).
+    run: Option<NodeBuffer<T>>,
+}
+
+/// Step 3: consumer c copies piece c of every run into its spare buffer
+/// (on its node), in the exchange's schedule.
+fn exchange_pieces<T: Keyed>(
+    pool: &Pool,
+    options: &SortOptions,
+    runs: Vec<LocalRun<T>>,
+    bounds: &[Vec<usize>],
+) -> Result<Vec<Inbox<T>>> {
+    let mut inboxes = Vec::with_capacity(runs.len());
+    let mut sorted = Vec::with_capacity(runs.len());
+    for (c, (local, ctx)) in runs.into_iter().zip(pool.worker_contexts()).enumerate() {
+        let mut starts = vec![0usize];
+        for b in bounds {
+            starts.push(starts[starts.len() - 1] + b[c + 1] - b[c]);
+        }
+        let total = starts[starts.len() - 1];
+        let own_piece = bounds[c][c + 1] - bounds[c][c];
+        if own_piece == total && total == local.run.len() {
+            // Its whole run stays: nothing to receive.
+            inboxes.push(Inbox {
+                buffer: None,
+                starts,
+                run: Some(local.run),
+            });
+            sorted.push(None);
+        } else {
+            let buffer = reuse_or_alloc(pool, ctx.node, Some(local.spare), total)?;
+            inboxes.push(Inbox {
+                buffer: Some(buffer),
+                starts,
+                run: None,
+            });
+            sorted.push(Some(local.run));
+        }
+    }
+    let slices: Vec<&[T]> = sorted.iter().map(|r| r.as_deref().unwrap_or(&[])).collect();
+    let (mut inboxes, _report) =
+        numakit_shuffle::exchange(pool, &options.exchange, inboxes, |ctx, inbox, visit| {
+            let (c, p) = (ctx.index, visit.producer);
+            let (from, to) = (bounds[p][c], bounds[p][c + 1]);
+            if let (Some(buffer), true) = (inbox.buffer.as_mut(), to > from) {
+                buffer[inbox.starts[p]..inbox.starts[p + 1]].copy_from_slice(&slices[p][from..to]);
+            }
+        })?;
+    for (inbox, run) in inboxes.iter_mut().zip(sorted) {
+        if run.is_some() {
+            inbox.run = run;
+        }
+    }
+    Ok(inboxes)
+}
+
+/// Step 4: every worker merges its pieces into its output run.
+fn merge_pieces<T: Keyed>(pool: &Pool, mut inboxes: Vec<Inbox<T>>) -> Result<Vec<SortedRun<T>>> {
+    let merged = per_worker_mut(pool, &mut inboxes, |ctx, inbox| -> Result<SortedRun<T>> {
+        let data = match (inbox.buffer.take(), inbox.run.take()) {
+            (None, Some(run)) => run,
+            (None, None) => alloc(pool, ctx.node, 0)?,
+            (Some(buffer), run) => merge_buffer(pool, ctx.node, buffer, &inbox.starts, run)?,
+        };
+        Ok(SortedRun {
+            node: ctx.node,
+            worker: ctx.index,
+            data,
+        })
+    })?;
+    merged.into_iter().collect()
+}
+
+/// The merge of the pieces of `buffer` (bounded by `starts`) into
+/// `target` (or a new buffer if its size differs); `buffer` itself when
+/// it holds a single piece.
+fn merge_buffer<T: Keyed>(
+    pool: &Pool,
+    node: NodeId,
+    buffer: NodeBuffer<T>,
+    starts: &[usize],
+    target: Option<NodeBuffer<T>>,
+) -> Result<NodeBuffer<T>> {
+    if starts.windows(2).filter(|w| w[1] > w[0]).count() <= 1 {
+        return Ok(buffer);
+    }
+    let pieces: Vec<&[T]> = starts.windows(2).map(|w| &buffer[w[0]..w[1]]).collect();
+    let mut out = reuse_or_alloc(pool, node, target, buffer.len())?;
+    merge_into(&pieces, &mut out);
+    Ok(out)
+}
