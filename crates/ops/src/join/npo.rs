@@ -106,44 +106,44 @@ fn probe(
 
 fn probe_morsel(table: &SharedTable, probes: &[Tuple], opts: &JoinOptions, sink: &mut Sink) {
     match (opts.kind, opts.output) {
-        (JoinKind::Inner, JoinOutput::Count) => for_each_probe(table, probes, |index, s| {
-            table.for_each_match(index, s.key, |_| sink.count_only(1))
-        }),
-        (JoinKind::Inner, _) => for_each_probe(table, probes, |index, s| {
-            table.for_each_match(index, s.key, |m| {
-                sink.emit(s.key, m.payload, Some(s.payload));
-                true
+        (JoinKind::Inner, JoinOutput::Count) => for_each_group(table, probes, |hashes, group| {
+            table.for_each_match_in_group(hashes, group, |_, _| {
+                sink.count_only(1);
             })
         }),
-        (JoinKind::LeftOuter, _) => for_each_probe(table, probes, |index, s| {
-            table.for_each_match(index, s.key, |m| {
+        (JoinKind::Inner, _) => for_each_group(table, probes, |hashes, group| {
+            table.for_each_match_in_group(hashes, group, |s, m| {
+                sink.emit(s.key, m.payload, Some(s.payload));
+            })
+        }),
+        (JoinKind::LeftOuter, _) => for_each_group(table, probes, |hashes, group| {
+            table.for_each_match_in_group(hashes, group, |s, m| {
                 m.mark();
                 sink.emit(s.key, m.payload, Some(s.payload));
-                true
             })
         }),
-        (JoinKind::Semi | JoinKind::Anti, _) => {
-            for_each_probe(table, probes, |index, s| table.mark_matches(index, s.key))
-        }
+        (JoinKind::Semi | JoinKind::Anti, _) => for_each_group(table, probes, |hashes, group| {
+            for (&hash, s) in hashes.iter().zip(group) {
+                table.mark_matches(hash, s.key);
+            }
+        }),
     }
 }
 
-/// Calls `lookup(bucket, tuple)` for every probe tuple, prefetching the
-/// buckets of a group of tuples before looking any of them up.
+/// Calls `lookup(hashes, group)` for groups of [`PREFETCH_GROUP`] probe
+/// tuples and their hashes, with the group's buckets prefetched.
 #[inline(always)]
-fn for_each_probe<F>(table: &SharedTable, probes: &[Tuple], mut lookup: F)
+fn for_each_group<F>(table: &SharedTable, probes: &[Tuple], mut lookup: F)
 where
-    F: FnMut(usize, &Tuple),
+    F: FnMut(&[u64], &[Tuple]),
 {
-    let mut indices = [0usize; PREFETCH_GROUP];
+    let mut hashes = [0u64; PREFETCH_GROUP];
     for group in probes.chunks(PREFETCH_GROUP) {
-        for (index, s) in indices.iter_mut().zip(group) {
-            *index = table.bucket_of(s.key);
-            table.prefetch_bucket(*index);
+        for (hash, s) in hashes.iter_mut().zip(group) {
+            *hash = SharedTable::hash_of(s.key);
+            table.prefetch(*hash);
         }
-        for (&index, s) in indices.iter().zip(group) {
-            lookup(index, s);
-        }
+        lookup(&hashes[..group.len()], group);
     }
 }
 

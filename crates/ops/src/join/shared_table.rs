@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! word 0: tuples in the bucket (low 32 bits) | matched flags of the
-//!         inline tuples (bits 32, 33, 34)
+//!         inline tuples (bits 32, 33, 34) | a 29-bit filter of the keys
+//!         in the overflow chain (bits 35..64)
 //! word 1: head of the bucket's overflow chain (entry index + 1, 0 = none)
 //! words 2..8: three inline tuples (key, payload)
 //! ```
@@ -16,11 +17,14 @@
 //! cache line, which the probe loops prefetch a group ahead. Further tuples
 //! (collisions, duplicate keys) go to overflow entries of four words (key,
 //! payload, next, matched flag) that each worker takes in blocks, chained
-//! from the bucket. Inserting is one `fetch_add` on the count (plus one
+//! from the bucket; the filter bits in word 0 let most probes of a full
+//! bucket skip the chain, whose every step is a dependent cache miss.
+//! Inserting is one `fetch_add` on the count (plus a `fetch_or` and a
 //! `swap` for an overflow), so duplicates cost nothing extra and any u64 is
 //! a valid key: the count, not a sentinel key, says which slots are used.
 //! The table is zeroed by the kernel, so it needs no clearing pass. Bucket
-//! numbers come from the low bits of [`hash64`].
+//! numbers come from the low bits of [`hash64`], filter bits from the high
+//! half.
 //!
 //! The table does not join: emitting rows is the caller's (`npo.rs`). It
 //! also never shrinks or grows: the build side's size is known up front.
@@ -44,16 +48,22 @@ const ENTRY_WORDS: usize = 4;
 /// Bit of the first inline tuple's matched flag in word 0.
 const FLAG_SHIFT: u32 = 32;
 const COUNT_MASK: u64 = (1 << FLAG_SHIFT) - 1;
+/// First bit and width of the overflow key filter in word 0.
+const FILTER_SHIFT: u32 = FLAG_SHIFT + INLINE_TUPLES as u32;
+const FILTER_BITS: u64 = 64 - FILTER_SHIFT as u64;
 /// Build tuples per bucket the table is sized for (at most; between half
 /// and all of it after rounding the bucket count up to a power of two).
-const TUPLES_PER_BUCKET: usize = 2;
+/// One per bucket costs 64 to 128 bytes of table per build tuple but keeps
+/// overflow chains rare: with two, a third of the probes met a full bucket
+/// and the join took about 1.7 times the CPU time (workload A, 2M x 32M).
+const TUPLES_PER_BUCKET: usize = 1;
 /// Overflow entries a worker takes at a time.
 const OVERFLOW_BLOCK: usize = 256;
 /// Tables at least this large use transparent huge pages (fewer TLB
 /// misses for random probes).
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 /// Lookups whose bucket lines are prefetched before the first is done.
-pub const PREFETCH_GROUP: usize = 16;
+pub const PREFETCH_GROUP: usize = 64;
 
 /// The shared hash table of one build side.
 pub struct SharedTable {
@@ -123,7 +133,7 @@ impl SharedTable {
                 pool.placer(),
                 overflow_blocks * OVERFLOW_BLOCK * ENTRY_WORDS,
                 interleave(),
-                HugePages::Never,
+                huge,
             )?,
             overflow_blocks,
             next_block: AtomicUsize::new(0),
@@ -135,16 +145,24 @@ impl SharedTable {
         self.bucket_mask + 1
     }
 
-    /// The bucket of `key`.
+    /// The hash every other method takes along with a key.
     #[inline(always)]
-    pub fn bucket_of(&self, key: u64) -> usize {
-        hash64(key) as usize & self.bucket_mask
+    pub fn hash_of(key: u64) -> u64 {
+        hash64(key)
     }
 
+    /// The bucket of the key with `hash`.
     #[inline(always)]
-    fn bucket(&self, index: usize) -> &[AtomicU64] {
-        let start = index * BUCKET_WORDS;
+    fn bucket(&self, hash: u64) -> &[AtomicU64] {
+        let start = (hash as usize & self.bucket_mask) * BUCKET_WORDS;
         &self.buckets.words()[start..start + BUCKET_WORDS]
+    }
+
+    /// The overflow filter bit of the key with `hash`.
+    #[inline(always)]
+    fn filter_bit(hash: u64) -> u64 {
+        let bit = ((hash >> 32) * FILTER_BITS) >> 32;
+        1 << (FILTER_SHIFT as u64 + bit)
     }
 
     #[inline(always)]
@@ -153,30 +171,30 @@ impl SharedTable {
         &self.overflow.words()[start..start + ENTRY_WORDS]
     }
 
-    /// Starts loading bucket `index` into the cache.
+    /// Starts loading the bucket of the key with `hash` into the cache.
     #[inline(always)]
-    pub fn prefetch_bucket(&self, index: usize) {
-        prefetch(&self.bucket(index)[0]);
+    pub fn prefetch(&self, hash: u64) {
+        prefetch(&self.bucket(hash)[0]);
     }
 
     /// Inserts all of `tuples`, prefetching buckets a group ahead.
     pub fn insert_all(&self, tuples: &[Tuple], cursor: &mut OverflowCursor) {
-        let mut indices = [0usize; PREFETCH_GROUP];
+        let mut hashes = [0u64; PREFETCH_GROUP];
         for group in tuples.chunks(PREFETCH_GROUP) {
-            for (index, t) in indices.iter_mut().zip(group) {
-                *index = self.bucket_of(t.key);
-                self.prefetch_bucket(*index);
+            for (hash, t) in hashes.iter_mut().zip(group) {
+                *hash = Self::hash_of(t.key);
+                self.prefetch(*hash);
             }
-            for (&index, t) in indices.iter().zip(group) {
-                self.insert(index, *t, cursor);
+            for (&hash, t) in hashes.iter().zip(group) {
+                self.insert(hash, *t, cursor);
             }
         }
     }
 
-    /// Inserts `t` into bucket `index` (which must be `bucket_of(t.key)`).
+    /// Inserts `t`, whose key has `hash`.
     #[inline(always)]
-    fn insert(&self, index: usize, t: Tuple, cursor: &mut OverflowCursor) {
-        let bucket = self.bucket(index);
+    fn insert(&self, hash: u64, t: Tuple, cursor: &mut OverflowCursor) {
+        let bucket = self.bucket(hash);
         let slot = (bucket[0].fetch_add(1, Relaxed) & COUNT_MASK) as usize;
         if slot < INLINE_TUPLES {
             bucket[2 + 2 * slot].store(t.key, Relaxed);
@@ -187,6 +205,7 @@ impl SharedTable {
             cursor.exhausted = true;
             return;
         };
+        bucket[0].fetch_or(Self::filter_bit(hash), Relaxed);
         let entry = self.entry(entry_index);
         entry[0].store(t.key, Relaxed);
         entry[1].store(t.payload, Relaxed);
@@ -207,16 +226,74 @@ impl SharedTable {
         Some(cursor.next - 1)
     }
 
-    /// Calls `on_match` for every build tuple with `key` in bucket `index`
-    /// (which must be `bucket_of(key)`), always in the same order, until
-    /// it returns false.
+    /// Calls `on_match` for every build tuple with `key` (whose hash is
+    /// `hash`), always in the same order, until it returns false.
     #[inline(always)]
-    pub fn for_each_match<F>(&self, index: usize, key: u64, mut on_match: F)
+    pub fn for_each_match<F>(&self, hash: u64, key: u64, mut on_match: F)
     where
         F: FnMut(Match<'_>) -> bool,
     {
-        let bucket = self.bucket(index);
-        let count = (bucket[0].load(Relaxed) & COUNT_MASK) as usize;
+        let bucket = self.bucket(hash);
+        if let Some(chain) = Self::inline_matches(bucket, hash, key, &mut on_match) {
+            self.walk_chain(chain, key, on_match);
+        }
+    }
+
+    /// Calls `on_match(probe, match)` for every match of every probe of a
+    /// group (at most [`PREFETCH_GROUP`] probes, `hashes[i]` the hash of
+    /// `probes[i].key`, their buckets prefetched). Overflow chains are
+    /// walked after all buckets of the group, their first entries
+    /// prefetched meanwhile, so that chain misses overlap too.
+    #[inline(always)]
+    pub fn for_each_match_in_group<F>(&self, hashes: &[u64], probes: &[Tuple], mut on_match: F)
+    where
+        F: FnMut(&Tuple, Match<'_>),
+    {
+        let mut chains = [(0usize, 0usize); PREFETCH_GROUP];
+        let mut deferred = 0;
+        for (i, (&hash, s)) in hashes.iter().zip(probes).enumerate() {
+            let bucket = self.bucket(hash);
+            let found = Self::inline_matches(bucket, hash, s.key, |m| {
+                on_match(s, m);
+                true
+            });
+            let Some(chain) = found else { continue };
+            match chains.get_mut(deferred) {
+                Some(slot) => {
+                    prefetch(&self.entry(chain - 1)[0]);
+                    *slot = (chain, i);
+                    deferred += 1;
+                }
+                None => self.walk_chain(chain, s.key, |m| {
+                    on_match(s, m);
+                    true
+                }),
+            }
+        }
+        for &(chain, i) in &chains[..deferred] {
+            let s = &probes[i];
+            self.walk_chain(chain, s.key, |m| {
+                on_match(s, m);
+                true
+            });
+        }
+    }
+
+    /// Calls `on_match` for the inline tuples of `bucket` with `key`;
+    /// returns the head of the overflow chain when it may hold `key` too
+    /// (and `on_match` asked for more).
+    #[inline(always)]
+    fn inline_matches<F>(
+        bucket: &[AtomicU64],
+        hash: u64,
+        key: u64,
+        mut on_match: F,
+    ) -> Option<usize>
+    where
+        F: FnMut(Match<'_>) -> bool,
+    {
+        let head = bucket[0].load(Relaxed);
+        let count = (head & COUNT_MASK) as usize;
         for slot in 0..count.min(INLINE_TUPLES) {
             if bucket[2 + 2 * slot].load(Relaxed) == key {
                 let found = Match {
@@ -225,21 +302,25 @@ impl SharedTable {
                     flag_bit: 1 << (FLAG_SHIFT + slot as u32),
                 };
                 if !on_match(found) {
-                    return;
+                    return None;
                 }
             }
         }
-        if count > INLINE_TUPLES {
-            self.for_each_overflow_match(bucket, key, on_match);
+        if count > INLINE_TUPLES && head & Self::filter_bit(hash) != 0 {
+            let chain = bucket[1].load(Relaxed) as usize;
+            (chain != 0).then_some(chain)
+        } else {
+            None
         }
     }
 
+    /// Calls `on_match` for the tuples with `key` of the overflow chain
+    /// that starts at entry `next - 1`, until it returns false.
     #[inline(never)]
-    fn for_each_overflow_match<F>(&self, bucket: &[AtomicU64], key: u64, mut on_match: F)
+    fn walk_chain<F>(&self, mut next: usize, key: u64, mut on_match: F)
     where
         F: FnMut(Match<'_>) -> bool,
     {
-        let mut next = bucket[1].load(Relaxed) as usize;
         while next != 0 {
             let entry = self.entry(next - 1);
             if entry[0].load(Relaxed) == key {
@@ -261,9 +342,9 @@ impl SharedTable {
     /// the others too (the order of matches is fixed), so duplicate keys
     /// cost one lookup, not one per duplicate.
     #[inline(always)]
-    pub fn mark_matches(&self, index: usize, key: u64) {
+    pub fn mark_matches(&self, hash: u64, key: u64) {
         let mut first = true;
-        self.for_each_match(index, key, |m| {
+        self.for_each_match(hash, key, |m| {
             if first && m.is_marked() {
                 return false;
             }
@@ -280,7 +361,8 @@ impl SharedTable {
         F: FnMut(u64, u64, bool),
     {
         for index in buckets {
-            let bucket = self.bucket(index);
+            let start = index * BUCKET_WORDS;
+            let bucket = &self.buckets.words()[start..start + BUCKET_WORDS];
             let head = bucket[0].load(Relaxed);
             let count = (head & COUNT_MASK) as usize;
             for slot in 0..count.min(INLINE_TUPLES) {
@@ -318,7 +400,7 @@ mod tests {
 
     fn matches_of(table: &SharedTable, key: u64) -> Vec<u64> {
         let mut found = Vec::new();
-        table.for_each_match(table.bucket_of(key), key, |m| {
+        table.for_each_match(SharedTable::hash_of(key), key, |m| {
             found.push(m.payload);
             true
         });
@@ -350,13 +432,28 @@ mod tests {
     }
 
     #[test]
+    fn long_overflow_chains_of_distinct_keys_are_found() {
+        let pool = pool(2);
+        let table = SharedTable::new(&pool, 2).unwrap();
+        assert_eq!(table.buckets(), 2);
+        let tuples: Vec<Tuple> = (0..300).map(|k| Tuple::new(k * 3, k)).collect();
+        let mut cursor = OverflowCursor::default();
+        table.insert_all(&tuples, &mut cursor);
+        assert!(!cursor.exhausted);
+        for k in 0..300 {
+            assert_eq!(matches_of(&table, k * 3), [k]);
+            assert!(matches_of(&table, k * 3 + 1).is_empty());
+        }
+    }
+
+    #[test]
     fn marking_reaches_every_duplicate_once_marked() {
         let pool = pool(1);
         let tuples: Vec<Tuple> = (0..20).map(|i| Tuple::new(i % 2, i)).collect();
         let table = SharedTable::new(&pool, tuples.len()).unwrap();
         table.insert_all(&tuples, &mut OverflowCursor::default());
-        table.mark_matches(table.bucket_of(1), 1);
-        table.mark_matches(table.bucket_of(1), 1);
+        table.mark_matches(SharedTable::hash_of(1), 1);
+        table.mark_matches(SharedTable::hash_of(1), 1);
         let mut marked = Vec::new();
         table.for_each_tuple(0..table.buckets(), |key, _, matched| {
             assert_eq!(matched, key == 1);
