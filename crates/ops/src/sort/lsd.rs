@@ -6,11 +6,18 @@
 //! with non-temporal stores, the only pass that goes through memory) into
 //! buckets of about a cache's size, and then sorts each bucket with 11-bit
 //! LSD passes that stay in cache. Buckets that come out too large (skew)
-//! are split again on the next bits. Digits on which all keys of a range
-//! agree are skipped: the top-level survey finds the bits on which keys
-//! differ at all, and every LSD pass counts the next digit on the way and
-//! skips it when one bucket holds everything. Every pass moves elements
-//! between the range and an equally long scratch range.
+//! are split again on the next bits.
+//!
+//! A bucket is LSD-sorted only on its highest differing digits, as many as
+//! cover log2(its length) + 6 bits: then about one key in 32 shares its
+//! high part with a neighbour, and a fix-up pass sorts those short runs on
+//! the bits below (recursively, so duplicates-heavy keys stay linear).
+//! For uniform 64-bit keys that is 2 passes per bucket instead of 5.
+//! Digits on which all keys of a range agree are skipped: the split's
+//! survey finds the bits on which keys differ at all, and every LSD pass
+//! counts the next digit on the way and skips it when one bucket holds
+//! everything. Every pass moves elements between the range and an equally
+//! long scratch range.
 //!
 //! Generic over the element ([`Keyed`]): plain `u64` keys and [`Tuple`]s
 //! sort with the same code. The order of equal keys is unspecified. This
@@ -190,8 +197,9 @@ fn split_bits<T>(len: usize) -> u32 {
         .clamp(1, SPLIT_BITS)
 }
 
-/// Sorts a cache-sized range with LSD passes over the digits that touch
-/// `varying`.
+/// Sorts a cache-sized range: LSD passes over the highest digits that
+/// touch `varying`, as many as make equal high parts rare, then a fix-up
+/// of the few runs of equal high parts on the bits below.
 fn sort_in_cache<T: Keyed>(data: &mut [T], scratch: &mut [T], varying: u64, result: Side) {
     if data.len() <= TINY {
         insertion_sort(data);
@@ -200,7 +208,51 @@ fn sort_in_cache<T: Keyed>(data: &mut [T], scratch: &mut [T], varying: u64, resu
         }
         return;
     }
-    let shifts = digit_shifts(varying);
+    let (shifts, below) = plan_passes(varying, data.len());
+    let holder = lsd_passes(data, scratch, &shifts);
+    let (sorted, spare) = match holder {
+        Side::Data => (&mut *data, &mut *scratch),
+        Side::Scratch => (&mut *scratch, &mut *data),
+    };
+    if let (Some(&low_shift), true) = (shifts.first(), below != 0) {
+        fix_ties(sorted, spare, low_shift, below);
+    }
+    match (holder, result) {
+        (Side::Data, Side::Scratch) => scratch.copy_from_slice(data),
+        (Side::Scratch, Side::Data) => data.copy_from_slice(scratch),
+        _ => {}
+    }
+}
+
+/// Bits sorted beyond log2(length) before the rest is left to the
+/// fix-up: with 6, about one element in 32 has a twin high part.
+const TIE_MARGIN_BITS: u32 = 6;
+
+/// The LSD passes for `len` keys that differ on `varying`: the shifts of
+/// the digits to sort on, in pass order (lowest first), taken from the
+/// top until log2(len) + [`TIE_MARGIN_BITS`] varying bits are covered;
+/// and the varying bits left below them.
+fn plan_passes(varying: u64, len: usize) -> (Vec<u32>, u64) {
+    let needed = usize::BITS - len.leading_zeros() + TIE_MARGIN_BITS;
+    let mut shifts = Vec::new();
+    let (mut covered, mut top) = (0, 64 - varying.leading_zeros());
+    while top > 0 && covered < needed {
+        let shift = top.saturating_sub(LSD_BITS);
+        let in_digit = (varying >> shift) & ((1u64 << (top - shift)) - 1);
+        if in_digit != 0 {
+            shifts.push(shift);
+            covered += in_digit.count_ones();
+        }
+        top = shift;
+    }
+    shifts.reverse();
+    (shifts, varying & ((1u64 << top) - 1))
+}
+
+/// Stable LSD passes over the digits at `shifts` (lowest first) between
+/// `data` and `scratch`, skipping digits on which all keys agree;
+/// returns which buffer holds the result.
+fn lsd_passes<T: Keyed>(data: &mut [T], scratch: &mut [T], shifts: &[u32]) -> Side {
     let len = data.len();
     let mut holder = Side::Data;
     let (mut counts, mut next_counts) = ([0u32; LSD_RADIX], [0u32; LSD_RADIX]);
@@ -222,31 +274,33 @@ fn sort_in_cache<T: Keyed>(data: &mut [T], scratch: &mut [T], varying: u64, resu
             continue;
         }
         bucket_starts(&counts, &mut next);
-        scatter_cached(
-            src,
-            dst,
-            shift,
-            &mut next,
-            next_shift.map(|s| (s, &mut next_counts)),
-        );
+        let count_next = next_shift.map(|s| (s, &mut next_counts));
+        scatter_cached(src, dst, shift, &mut next, count_next);
         std::mem::swap(&mut counts, &mut next_counts);
         holder = holder.other();
     }
-    match (holder, result) {
-        (Side::Data, Side::Scratch) => scratch.copy_from_slice(data),
-        (Side::Scratch, Side::Data) => data.copy_from_slice(scratch),
-        _ => {}
-    }
+    holder
 }
 
-/// The shifts of the LSD digits that contain a bit of `varying`, lowest
-/// first.
-fn digit_shifts(varying: u64) -> Vec<u32> {
-    let bits = LSD_BITS;
-    (0..64)
-        .step_by(bits as usize)
-        .filter(|&shift| (varying >> shift) & ((1u64 << bits) - 1) != 0)
-        .collect()
+/// `sorted` is ordered by the key bits from `shift` up; sorts every run
+/// of equal high parts by the bits of `below` (the varying bits under
+/// `shift`), using the same range of `spare` as scratch.
+fn fix_ties<T: Keyed>(sorted: &mut [T], spare: &mut [T], shift: u32, below: u64) {
+    let mut start = 0;
+    while start < sorted.len() {
+        let high = sorted[start].key() >> shift;
+        let end = start
+            + 1
+            + sorted[start + 1..]
+                .iter()
+                .take_while(|x| x.key() >> shift == high)
+                .count();
+        if end - start > 1 {
+            let (run, run_spare) = (&mut sorted[start..end], &mut spare[start..end]);
+            sort_in_cache(run, run_spare, below, Side::Data);
+        }
+        start = end;
+    }
 }
 
 fn insertion_sort<T: Keyed>(data: &mut [T]) {

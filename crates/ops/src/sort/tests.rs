@@ -41,6 +41,14 @@ fn datasets() -> Vec<(&'static str, Vec<Tuple>)> {
             "high bits only",
             rows(60_000, &|i| splitmix64(i as u64) & 0xff00_0000_0000_0000),
         ),
+        // Runs of equal high parts of every length, for the LSD fix-up.
+        (
+            "clustered",
+            rows(80_000, &|i| {
+                let h = splitmix64(i as u64);
+                ((h % 97) << 50) | ((h >> 20) % (1 + i as u64 % 5000))
+            }),
+        ),
     ]
 }
 
@@ -257,6 +265,41 @@ fn radix_sort_matches_std_sort() {
 }
 
 #[test]
+fn radix_sort_fixes_up_runs_of_equal_high_parts() {
+    // In-cache sizes whose high bits take few values: long runs share
+    // the high part that the LSD passes sort on.
+    for (n, values) in [(30_000u64, 50u64), (20_000, 3), (2_000, 400)] {
+        let keys: Vec<u64> = (0..n)
+            .map(|i| {
+                let high = splitmix64(splitmix64(i) % values) >> 40;
+                (high << 40) | (splitmix64(i + n) >> 34)
+            })
+            .collect();
+        let mut sorted = keys.clone();
+        sort_keys_local(&mut sorted);
+        let mut expect = keys.clone();
+        expect.sort_unstable();
+        assert_eq!(sorted, expect, "{n} keys, {values} high parts");
+        let rows: Vec<Tuple> = keys.iter().map(|&k| Tuple::new(k, k % 7)).collect();
+        let mut tuples = rows.clone();
+        sort_local(&mut tuples);
+        assert_eq!(canonical(tuples), reference::sort(&rows));
+    }
+}
+
+/// A few high parts, each with many random low parts.
+fn clustered_keys() -> impl Strategy<Value = Vec<u64>> {
+    let highs = prop::collection::vec(any::<u64>(), 1..8);
+    let picks = prop::collection::vec((any::<usize>(), 0u64..1 << 30), 0..20_000);
+    (highs, picks).prop_map(|(highs, picks)| {
+        picks
+            .into_iter()
+            .map(|(h, low)| (highs[h % highs.len()] & !((1 << 30) - 1)) | low)
+            .collect()
+    })
+}
+
+#[test]
 fn radix_sort_into_leaves_the_input_alone() {
     let input: Vec<Tuple> = (0..100_000u64)
         .map(|i| Tuple::new(splitmix64(i) >> 20, i))
@@ -281,6 +324,7 @@ fn key_strategy() -> impl Strategy<Value = Vec<u64>> {
             prop::collection::vec(0u64..1 << 20, 0..40_000)
         )
             .prop_map(|(base, low)| low.into_iter().map(|l| base ^ l).collect()),
+        clustered_keys(),
     ]
 }
 
