@@ -16,19 +16,21 @@
 //! 5. "left-outer scan" (left outer, semi, anti): each worker emits the
 //!    tuples of its private run by the matched flags its merges set.
 //!
-//! This module orchestrates; sorting is [`crate::sort::sort_local`], the
-//! range split is `range_split.rs` and the merge kernel `merge.rs`.
+//! This module orchestrates; sorting is the sort module's radix sort
+//! ([`crate::sort::lsd`]), the range split is `range_split.rs` and the
+//! merge kernel `merge.rs`.
 
 use numakit_pool::Pool;
 use numakit_shuffle::{exchange, Exchange, Strategy, Sync, Visit};
 
-use crate::error::Result;
+use crate::error::{OpsError, Result};
 use crate::join::merge::merge_join;
 use crate::join::range_split::{self, RangeSplit};
 use crate::join::sink::{finish, Sink};
 use crate::join::{JoinKind, JoinOptions, JoinResult};
 use crate::par::per_worker_mut;
 use crate::relation::{Chunk, Relation};
+use crate::sort::lsd::radix_sort_into;
 use crate::sort::sort_local;
 use crate::timing::{PhaseTimer, Progress};
 use crate::tuple::Tuple;
@@ -77,18 +79,21 @@ pub fn join(
     Ok(finish(sinks, timer.finish()))
 }
 
-/// Each worker's sorted copy of its own chunk of `input`.
+/// Each worker's sorted copy of its own chunk of `input`. The radix sort
+/// reads the chunk in its first pass, so no separate copy pass is needed.
 fn sorted_copies(pool: &Pool, input: &Relation) -> Result<Vec<Chunk>> {
     let mut runs = input
         .chunks()
         .iter()
         .map(|c| Chunk::alloc(pool, c.worker, c.node, c.tuples.len()))
         .collect::<Result<Vec<_>>>()?;
-    per_worker_mut(pool, &mut runs, |ctx, run| {
-        run.tuples
-            .copy_from_slice(&input.chunks()[ctx.index].tuples);
-        sort_local(&mut run.tuples);
+    let sorted = per_worker_mut(pool, &mut runs, |ctx, run| {
+        let chunk = &input.chunks()[ctx.index];
+        let mut scratch = Chunk::alloc(pool, ctx.index, ctx.node, chunk.tuples.len())?;
+        radix_sort_into(&chunk.tuples, &mut run.tuples, &mut scratch.tuples);
+        Ok::<(), OpsError>(())
     })?;
+    sorted.into_iter().collect::<Result<()>>()?;
     Ok(runs)
 }
 
