@@ -16,13 +16,15 @@
 //! `--rows N` (tuples to partition, default 32M = 512 MiB), `--bits B`
 //! (radix bits, default 11), `--threads T` (default: all CPUs), `--reps R`
 //! (default 7), `--build N` (join build rows, default 2M; the probe side
-//! is the partitioned relation), `--no-join`. Without `--bench` (as under
+//! is the partitioned relation), `--target-kib K` (the join's target
+//! partition size), `--no-join`, `--no-partition`. Without `--bench` (as under
 //! `cargo test --benches`) it runs a tiny smoke size.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use numakit_ops::datagen::{generate, GenSpec, KeyDist};
+use numakit_ops::join::radix::{join_with, RadixConfig};
 use numakit_ops::join::{JoinAlgorithm, JoinKind, JoinOptions, JoinOutput};
 use numakit_ops::partition::{partition_relation, recycle, PassPlan, Variant};
 use numakit_ops::timing::Silent;
@@ -37,6 +39,9 @@ struct Settings {
     reps: usize,
     build_rows: u64,
     join: bool,
+    /// Radix join target partition size in KiB (None: the default).
+    target_kib: Option<u64>,
+    no_partition: bool,
 }
 
 fn settings() -> Result<Settings, String> {
@@ -72,6 +77,8 @@ fn settings() -> Result<Settings, String> {
             value("--build")?.unwrap_or(2 << 20)
         },
         join: !args.iter().any(|a| a == "--no-join"),
+        target_kib: value("--target-kib")?,
+        no_partition: args.iter().any(|a| a == "--no-partition"),
     })
 }
 
@@ -224,7 +231,12 @@ fn bench_partitioning(pool: &Pool, rel: &Relation, s: &Settings) -> Result<(), S
 /// Workload A scaled: dense build side joined with the fk probe side.
 fn bench_join(pool: &Pool, r: &Relation, s_rel: &Relation, s: &Settings) -> Result<(), String> {
     let algorithms = [JoinAlgorithm::RadixPro, JoinAlgorithm::RadixCprl];
+    let mut config = RadixConfig::default();
+    if let Some(kib) = s.target_kib {
+        config.target_partition_bytes = kib << 10;
+    }
     let mut totals = vec![Vec::new(); 2];
+    let mut cpu = vec![Vec::new(); 2];
     let mut phases: Vec<Vec<(String, Vec<f64>)>> = vec![Vec::new(); 2];
     let mut rows = [0u64; 2];
     for rep in 0..s.reps.max(1) + 1 {
@@ -235,13 +247,14 @@ fn bench_join(pool: &Pool, r: &Relation, s_rel: &Relation, s: &Settings) -> Resu
                 kind: JoinKind::Inner,
                 output: JoinOutput::Count,
             };
-            let start = Instant::now();
-            let result = numakit_ops::join::join(pool, r, s_rel, &opts, &Silent)
-                .map_err(|e| e.to_string())?;
+            let (start, cpu_start) = (Instant::now(), cpu_seconds());
+            let result =
+                join_with(pool, r, s_rel, &opts, &config, &Silent).map_err(|e| e.to_string())?;
             if rep == 0 {
                 continue; // warm-up: page faults of fresh buffers
             }
             totals[i].push(start.elapsed().as_secs_f64());
+            cpu[i].push(cpu_seconds() - cpu_start);
             rows[i] = result.rows;
             for (j, p) in result.phases.iter().enumerate() {
                 if phases[i].len() <= j {
@@ -252,9 +265,10 @@ fn bench_join(pool: &Pool, r: &Relation, s_rel: &Relation, s: &Settings) -> Resu
         }
     }
     println!(
-        "radix join, workload A: {} build x {} probe rows, count, median of {}",
+        "radix join, workload A: {} build x {} probe rows, count, target partition {} KiB, median of {}",
         r.len(),
         s_rel.len(),
+        config.target_partition_bytes >> 10,
         s.reps
     );
     for i in 0..2 {
@@ -264,9 +278,10 @@ fn bench_join(pool: &Pool, r: &Relation, s_rel: &Relation, s: &Settings) -> Resu
             .map(|(name, v)| format!("{name} {:.1} ms", median(v.clone()) * 1e3))
             .collect();
         println!(
-            "  {:>5}: {:7.1} ms  {:6.1} M input rows/s  ({} rows; {})",
+            "  {:>5}: {:7.1} ms  cpu {:7.1} ms  {:6.1} M input rows/s  ({} rows; {})",
             algorithms[i].name(),
             t * 1e3,
+            median(cpu[i].clone()) * 1e3,
             (r.len() + s_rel.len()) as f64 / t / 1e6,
             rows[i],
             breakdown.join(", ")
@@ -293,7 +308,9 @@ fn run() -> Result<(), String> {
         },
         2,
     )?;
-    bench_partitioning(&pool, &probe, &s)?;
+    if !s.no_partition {
+        bench_partitioning(&pool, &probe, &s)?;
+    }
     if s.join {
         let build = gen(s.build_rows, KeyDist::Dense, 1)?;
         bench_join(&pool, &build, &probe, &s)?;

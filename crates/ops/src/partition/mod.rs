@@ -32,7 +32,7 @@ pub mod layout;
 pub mod passes;
 pub mod pro;
 pub mod recycle;
-mod simd;
+pub(crate) mod simd;
 pub mod swwcb;
 
 use serde::Serialize;

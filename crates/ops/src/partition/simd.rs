@@ -6,7 +6,8 @@
 //! as `#[inline(always)]` bodies; a `#[target_feature]` wrapper compiles a
 //! second copy with the wide instructions, and [`wide`] says whether the
 //! CPU may run it. This module holds the histogram kernel and the
-//! dispatch; the scatter kernel's wrapper lives with it in `swwcb`.
+//! dispatch, and [`run_kernel`] for kernels elsewhere (the radix join's
+//! probe); the scatter kernel's wrapper lives with it in `swwcb`.
 //!
 //! It changes how fast partition numbers are computed, never their value.
 
@@ -16,14 +17,20 @@ use crate::tuple::Tuple;
 /// Tuples per batch of partition numbers.
 pub(crate) const BATCH: usize = 16;
 
-/// Whether this CPU runs the wide (AVX-512 F + DQ) kernels.
+/// Whether this CPU runs the wide kernels (AVX-512 F, DQ and VL, with
+/// AVX2, BMI1/2 and POPCNT, which every AVX-512 CPU has).
 #[inline]
 pub(crate) fn wide() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-            && std::arch::is_x86_feature_detected!("avx512vl")
+        use std::arch::is_x86_feature_detected as has;
+        has!("avx512f")
+            && has!("avx512dq")
+            && has!("avx512vl")
+            && has!("avx2")
+            && has!("bmi1")
+            && has!("bmi2")
+            && has!("popcnt")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -41,6 +48,78 @@ pub(crate) fn batch_ids<const TOP31: bool>(batch: &[Tuple; BATCH], radix: Radix)
     ids
 }
 
+/// Proof of which instructions a kernel may use: [`Portable`] anywhere,
+/// [`Wide`] only where [`run_kernel`] made one after checking the CPU.
+pub(crate) trait Width: Copy {
+    const WIDE: bool;
+}
+
+/// Baseline instructions only.
+#[derive(Clone, Copy)]
+pub(crate) struct Portable;
+
+/// AVX-512 F + DQ + VL are available (the private field keeps anyone
+/// else from making one).
+#[derive(Clone, Copy)]
+pub(crate) struct Wide(());
+
+impl Width for Portable {
+    const WIDE: bool = false;
+}
+
+impl Width for Wide {
+    const WIDE: bool = true;
+}
+
+/// A computation that runs faster with wide instructions; `run` must be
+/// `#[inline(always)]` so that [`run_kernel`]'s wide copy compiles it with
+/// them.
+pub(crate) trait Kernel {
+    type Output;
+    fn run<W: Width>(self, width: W) -> Self::Output;
+}
+
+/// Runs `kernel`, compiled for the wide instructions where the CPU has
+/// them.
+pub(crate) fn run_kernel<K: Kernel>(kernel: K) -> K::Output {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        // SAFETY: the CPU has the features the wrapper enables (checked
+        // by `wide`).
+        return unsafe { run_wide(kernel) };
+    }
+    kernel.run(Portable)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,bmi1,bmi2,popcnt")]
+unsafe fn run_wide<K: Kernel>(kernel: K) -> K::Output {
+    kernel.run(Wide(()))
+}
+
+/// How many of the first `len` (at most 4) tuples of `window` have key
+/// `key`: one 64-byte compare where wide instructions are allowed.
+#[inline(always)]
+pub(crate) fn count_key<W: Width>(_width: W, window: &[Tuple; 4], len: usize, key: u64) -> u64 {
+    debug_assert!(len <= 4);
+    #[cfg(target_arch = "x86_64")]
+    if W::WIDE {
+        use std::arch::x86_64::{_mm512_cmpeq_epi64_mask, _mm512_loadu_si512, _mm512_set1_epi64};
+        // SAFETY: a `Wide` value exists, so the CPU has AVX-512 F (see
+        // `run_kernel`); `window` is 64 readable bytes (unaligned load).
+        let equal = unsafe {
+            let keys = _mm512_loadu_si512(window.as_ptr().cast());
+            _mm512_cmpeq_epi64_mask(keys, _mm512_set1_epi64(key as i64))
+        };
+        // Keys are the even lanes; the first `len` tuples are valid.
+        let valid = (((1u32 << (2 * len)) - 1) & 0x55) as u8;
+        return u64::from((equal & valid).count_ones());
+    }
+    (0..4)
+        .map(|j| u64::from((j < len) & (window[j].key == key)))
+        .sum()
+}
+
 /// Adds the per-partition counts of `input` to `counts` (fanout > 1).
 pub(crate) fn add_counts(input: &[Tuple], radix: Radix, counts: &mut [usize]) {
     #[cfg(target_arch = "x86_64")]
@@ -54,7 +133,7 @@ pub(crate) fn add_counts(input: &[Tuple], radix: Radix, counts: &mut [usize]) {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,bmi1,bmi2,popcnt")]
 unsafe fn add_counts_wide(input: &[Tuple], radix: Radix, counts: &mut [usize]) {
     add_counts_body(input, radix, counts);
 }

@@ -106,7 +106,29 @@ pub struct ScatterTarget<'a> {
     next: Vec<*mut Tuple>,
     end: Vec<*mut Tuple>,
     slots: Vec<Slot>,
+    /// Block mode: where new blocks come from (see [`ScatterTarget::blocks`]).
+    arena: Option<BlockArena>,
     _out: PhantomData<&'a mut [Tuple]>,
+}
+
+/// Fixed-size blocks of one output, handed out in order; every block
+/// holds tuples of one partition.
+struct BlockArena {
+    base: *mut Tuple,
+    /// Tuples of the output before `base` (alignment).
+    skip: usize,
+    block: usize,
+    capacity: usize,
+    used: usize,
+    /// Per partition, its blocks in order (offset in the output, length).
+    filled: Vec<Vec<(usize, usize)>>,
+}
+
+/// Output length [`ScatterTarget::blocks`] needs for `len` tuples in
+/// `fanout` partitions with blocks of `block` tuples (every partition
+/// leaves at most one block not full, and one more may be opened empty).
+pub fn block_output_len(len: usize, fanout: usize, block: usize) -> usize {
+    (len.div_ceil(block) + fanout) * block + SLOT_TUPLES
 }
 
 // SAFETY: a target only writes its own ranges, which no other target or
@@ -191,6 +213,38 @@ impl<'a> ScatterTarget<'a> {
         )
     }
 
+    /// A target that needs no counts: partition p fills blocks of `block`
+    /// tuples (a multiple of [`SLOT_TUPLES`]) taken in turn from `out`,
+    /// which must be at least [`block_output_len`] long for the input.
+    /// [`ScatterTarget::finish_blocks`] says which blocks hold what.
+    pub fn blocks(out: &'a mut [Tuple], fanout: usize, block: usize) -> Self {
+        check_alignment(out);
+        assert!(
+            block > 0 && block % SLOT_TUPLES == 0,
+            "blocks are whole slot groups"
+        );
+        // The first block starts on a slot group boundary.
+        let skip = slot_index(out.as_mut_ptr()).wrapping_neg() % SLOT_TUPLES;
+        let capacity = out.len().saturating_sub(skip) / block;
+        assert!(
+            capacity >= fanout,
+            "a block output needs a block per partition"
+        );
+        let base = out.as_mut_ptr().wrapping_add(skip);
+        let start: Vec<*mut Tuple> = (0..fanout).map(|p| base.wrapping_add(p * block)).collect();
+        let end = start.iter().map(|s| s.wrapping_add(block)).collect();
+        let mut target = Self::from_ranges(start, end);
+        target.arena = Some(BlockArena {
+            base,
+            skip,
+            block,
+            capacity,
+            used: fanout,
+            filled: vec![Vec::new(); fanout],
+        });
+        target
+    }
+
     fn from_ranges(start: Vec<*mut Tuple>, end: Vec<*mut Tuple>) -> Self {
         let slots = vec![Slot::zeroed(); start.len()];
         Self {
@@ -198,8 +252,28 @@ impl<'a> ScatterTarget<'a> {
             start,
             end,
             slots,
+            arena: None,
             _out: PhantomData,
         }
+    }
+
+    /// Block mode: partition p's block is full; record it, open the next.
+    #[cold]
+    fn next_block(&mut self, p: usize) {
+        let Some(arena) = self.arena.as_mut() else {
+            return;
+        };
+        assert!(
+            arena.used < arena.capacity,
+            "block output too short for its input"
+        );
+        let offset = |at: *mut Tuple| (at as usize - arena.base as usize) / TUPLE_BYTES;
+        arena.filled[p].push((offset(self.start[p]), arena.block));
+        let start = arena.base.wrapping_add(arena.used * arena.block);
+        arena.used += 1;
+        self.start[p] = start;
+        self.next[p] = start;
+        self.end[p] = start.wrapping_add(arena.block);
     }
 
     /// Scatters `input` by `radix` (whose fanout must be the target's).
@@ -228,7 +302,7 @@ impl<'a> ScatterTarget<'a> {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,bmi1,bmi2,popcnt")]
     unsafe fn scatter_wide<const STREAM: bool>(&mut self, input: &[Tuple], radix: Radix) {
         self.scatter_body::<STREAM>(input, radix);
     }
@@ -301,6 +375,9 @@ impl<'a> ScatterTarget<'a> {
         } else {
             self.write_partial(p, self.start[p], after);
         }
+        if after == self.end[p] && self.arena.is_some() {
+            self.next_block(p);
+        }
     }
 
     /// Plain-stores the buffered tuples of partition p for [from, to),
@@ -318,17 +395,46 @@ impl<'a> ScatterTarget<'a> {
 
     /// Writes every partition's buffered tail. Panics if a partition
     /// received fewer tuples than its range holds (the range would keep
-    /// stale data), so counts and input must agree.
-    pub fn finish(self) {
+    /// stale data), so counts and input must agree. Not for block mode.
+    pub fn finish(mut self) {
+        assert!(
+            self.arena.is_none(),
+            "block targets finish with finish_blocks"
+        );
+        self.write_tails();
+        for p in 0..self.start.len() {
+            assert!(
+                self.next[p] == self.end[p],
+                "partition {p} received fewer tuples than counted"
+            );
+        }
+    }
+
+    /// Block mode: writes every partition's tail and returns, per
+    /// partition, its blocks in order as (offset in the output, length).
+    pub fn finish_blocks(mut self) -> Vec<Vec<(usize, usize)>> {
+        self.write_tails();
+        let Some(mut arena) = self.arena.take() else {
+            panic!("finish_blocks is for block targets");
+        };
+        let skip = arena.skip;
+        for (p, blocks) in arena.filled.iter_mut().enumerate() {
+            let offset = (self.start[p] as usize - arena.base as usize) / TUPLE_BYTES;
+            let len = (self.next[p] as usize - self.start[p] as usize) / TUPLE_BYTES;
+            if len > 0 {
+                blocks.push((offset, len));
+            }
+            blocks.iter_mut().for_each(|b| b.0 += skip);
+        }
+        arena.filled
+    }
+
+    fn write_tails(&mut self) {
         for p in 0..self.start.len() {
             let next = self.next[p];
             let group = next.wrapping_sub(slot_index(next));
             let from = group.max(self.start[p]);
             self.write_partial(p, from, next);
-            assert!(
-                next == self.end[p],
-                "partition {p} received fewer tuples than counted"
-            );
         }
     }
 }

@@ -18,13 +18,24 @@
 use crate::hash::hash64;
 use crate::join::sink::Sink;
 use crate::join::JoinKind;
+use crate::partition::simd::{count_key, run_kernel, Kernel, Width};
 use crate::tuple::Tuple;
+
+/// Buckets per build row (rounded up to a power of two): a load factor of
+/// at most 1/2 keeps most probe keys first in their bucket.
+const BUCKETS_PER_ROW: usize = 2;
+/// Width of the branch-free bucket window of counting probes.
+const PAD: usize = 4;
 
 /// A bucket-sorted table over one build partition.
 #[derive(Debug, Default)]
 pub struct BucketTable {
-    /// The build rows, bucket after bucket, equal keys adjacent.
+    /// The build rows, bucket after bucket, equal keys adjacent, then
+    /// [`PAD`] filler rows (so that a bucket can be read as a fixed-width
+    /// window).
     rows: Vec<Tuple>,
+    /// Number of build rows.
+    len: usize,
     /// For each row, the end (exclusive) of its run of equal keys.
     run_end: Vec<u32>,
     /// Bucket b's rows are `rows[heads[b]..heads[b + 1]]`.
@@ -50,11 +61,12 @@ impl BucketTable {
             n < u32::MAX as usize,
             "a join partition of {n} rows is too big"
         );
-        let buckets = n.next_power_of_two().max(1);
+        let buckets = (n * BUCKETS_PER_ROW).next_power_of_two().max(1);
         self.mask = buckets as u64 - 1;
         self.count_buckets(pieces.clone(), buckets);
+        self.len = n;
         self.rows.clear();
-        self.rows.resize(n, Tuple::default());
+        self.rows.resize(n + PAD, Tuple::default());
         for t in pieces.flat_map(|p| p.iter()) {
             let b = (hash64(t.key) & self.mask) as usize;
             self.heads[b] -= 1;
@@ -93,7 +105,7 @@ impl BucketTable {
                 self.rows[start..end].sort_unstable_by_key(|t| t.key);
             }
         }
-        let n = self.rows.len();
+        let n = self.len;
         self.run_end.clear();
         self.run_end.resize(n, 0);
         for i in (0..n).rev() {
@@ -123,7 +135,7 @@ impl BucketTable {
     /// Probes with every row of `probe`: inner and left outer joins emit
     /// the matching pairs; outer, semi and anti joins mark matched runs.
     pub fn probe(&mut self, probe: &[Tuple], kind: JoinKind, sink: &mut Sink) {
-        if self.rows.is_empty() {
+        if self.len == 0 {
             return;
         }
         match kind {
@@ -139,8 +151,37 @@ impl BucketTable {
         }
     }
 
+    /// The number of build rows with key `key`, given its bucket's
+    /// bounds: buckets of up to [`PAD`] rows (nearly all) are compared as
+    /// a fixed window without branches.
+    #[inline(always)]
+    fn count_in<W: Width>(&self, width: W, key: u64, start: usize, end: usize) -> u64 {
+        let len = end - start;
+        if len <= PAD {
+            let window: &[Tuple; PAD] = self.rows[start..start + PAD]
+                .try_into()
+                .expect("a window of PAD rows");
+            count_key(width, window, len, key)
+        } else {
+            self.rows[start..end]
+                .iter()
+                .filter(|r| r.key == key)
+                .count() as u64
+        }
+    }
+
+    /// The number of build rows matching each probe row, summed (with
+    /// wide instructions where the CPU has them: see [`CountMatches`]).
+    fn count_matches(&self, probe: &[Tuple]) -> u64 {
+        run_kernel(CountMatches { table: self, probe })
+    }
+
     fn probe_pairs<const MARK: bool>(&mut self, probe: &[Tuple], sink: &mut Sink) {
         let counting = sink.count_only(0);
+        if counting && !MARK {
+            sink.count_only(self.count_matches(probe));
+            return;
+        }
         for s in probe {
             let Some((start, end)) = self.find(s.key) else {
                 continue;
@@ -168,7 +209,7 @@ impl BucketTable {
         };
         let counting = sink.count_only(0);
         let mut i = 0;
-        while i < self.rows.len() {
+        while i < self.len {
             let end = self.run_end[i] as usize;
             if self.matched[i] == want_matched {
                 if counting {
@@ -181,6 +222,50 @@ impl BucketTable {
             }
             i = end;
         }
+    }
+}
+
+/// Counting probe: probes go in groups, stage by stage (hashes, bucket
+/// bounds, windows), so that the hashes vectorise and the loads of a
+/// group overlap instead of waiting one by one.
+struct CountMatches<'a> {
+    table: &'a BucketTable,
+    probe: &'a [Tuple],
+}
+
+impl Kernel for CountMatches<'_> {
+    type Output = u64;
+
+    #[inline(always)]
+    fn run<W: Width>(self, width: W) -> u64 {
+        const GROUP: usize = 16;
+        let table = self.table;
+        let bucket = |key: u64| (hash64(key) & table.mask) as usize;
+        let mut total = 0;
+        let mut groups = self.probe.chunks_exact(GROUP);
+        for group in &mut groups {
+            let mut buckets = [0usize; GROUP];
+            for (b, s) in buckets.iter_mut().zip(group) {
+                *b = bucket(s.key);
+            }
+            let mut bounds = [(0usize, 0usize); GROUP];
+            for (bound, &b) in bounds.iter_mut().zip(&buckets) {
+                *bound = (table.heads[b] as usize, table.heads[b + 1] as usize);
+            }
+            for (&(start, end), s) in bounds.iter().zip(group) {
+                total += table.count_in(width, s.key, start, end);
+            }
+        }
+        for s in groups.remainder() {
+            let b = bucket(s.key);
+            total += table.count_in(
+                width,
+                s.key,
+                table.heads[b] as usize,
+                table.heads[b + 1] as usize,
+            );
+        }
+        total
     }
 }
 
