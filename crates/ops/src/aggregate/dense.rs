@@ -9,8 +9,8 @@
 //! the range (the sample missed them) go to an ordinary [`GroupTable`], so
 //! any input is still aggregated exactly.
 //!
-//! A cell is empty when its count is zero, as in [`GroupTable`]; fresh
-//! zero-filled memory is an empty array. The exact 128-bit sum is kept as
+//! A cell is empty when its count is zero, as in [`GroupTable`]; a zeroed
+//! array is an empty one. The exact 128-bit sum is kept as
 //! two 64-bit halves so that a cell is 40 bytes, not the 48 an aligned
 //! `i128` would make it.
 //!
@@ -20,16 +20,15 @@
 use bytemuck::{Pod, Zeroable};
 use serde::Serialize;
 
-use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement, Placer};
+use numakit_pool::Pool;
 use numakit_topology::NodeId;
 
+use crate::aggregate::storage::NodeArray;
 use crate::aggregate::table::GroupTable;
 use crate::aggregate::Group;
-use crate::error::Result;
+use crate::error::{OpsError, Result};
 use crate::tuple::Tuple;
 
-/// Arrays at least this large (in bytes) use transparent huge pages.
-const HUGE_PAGES_FROM_BYTES: usize = 4 << 20;
 /// Groups the overflow table starts with room for.
 const OVERFLOW_GROUPS: usize = 64;
 
@@ -50,14 +49,19 @@ impl KeyRange {
 }
 
 /// One key's aggregates; empty when `count` is zero.
+///
+/// `min` and `max` are stored xor-ed with the identity of their operation
+/// (`i64::MAX` for min, `i64::MIN` for max), so that a zeroed cell holds
+/// the identities and an update needs no "first value" branch, which the
+/// first touch of every cell would mispredict.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct Cell {
     pub count: u64,
     sum_low: u64,
     sum_high: i64,
-    pub min: i64,
-    pub max: i64,
+    min_code: i64,
+    max_code: i64,
 }
 
 /// Bytes per cell.
@@ -70,41 +74,43 @@ impl Cell {
     }
 
     #[inline(always)]
+    pub fn min(&self) -> i64 {
+        self.min_code ^ i64::MAX
+    }
+
+    #[inline(always)]
+    pub fn max(&self) -> i64 {
+        self.max_code ^ i64::MIN
+    }
+
+    #[inline(always)]
     fn set_sum(&mut self, sum: i128) {
         self.sum_low = sum as u64;
         self.sum_high = (sum >> 64) as i64;
     }
 
     #[inline(always)]
+    fn update(&mut self, count: u64, sum: i128, min: i64, max: i64) {
+        self.count += count;
+        self.set_sum(self.sum() + sum);
+        self.min_code = self.min().min(min) ^ i64::MAX;
+        self.max_code = self.max().max(max) ^ i64::MIN;
+    }
+
+    #[inline(always)]
     fn add(&mut self, value: i64) {
-        if self.count == 0 {
-            self.min = value;
-            self.max = value;
-        }
-        self.count += 1;
-        self.set_sum(self.sum() + value as i128);
-        self.min = self.min.min(value);
-        self.max = self.max.max(value);
+        self.update(1, value as i128, value, value);
     }
 
     #[inline(always)]
     fn merge(&mut self, g: &Group) {
-        if self.count == 0 {
-            self.min = g.min;
-            self.max = g.max;
-        }
-        self.count += g.count;
-        self.set_sum(self.sum() + g.sum);
-        self.min = self.min.min(g.min);
-        self.max = self.max.max(g.max);
+        self.update(g.count, g.sum, g.min, g.max);
     }
 
     /// Adds another partial aggregate of the same key.
     #[inline(always)]
     fn combine(&mut self, other: &Cell) {
-        if other.count != 0 {
-            self.merge(&other.group(0));
-        }
+        self.update(other.count, other.sum(), other.min(), other.max());
     }
 
     #[inline(always)]
@@ -113,33 +119,28 @@ impl Cell {
             key,
             count: self.count,
             sum: self.sum(),
-            min: self.min,
-            max: self.max,
+            min: self.min(),
+            max: self.max(),
         }
     }
 }
 
 /// Groups of one key range in an array, the rest in a hash table.
-pub struct DenseTable {
+pub struct DenseTable<'p> {
     range: KeyRange,
-    cells: NodeBuffer<Cell>,
-    overflow: GroupTable,
+    cells: NodeArray<Cell>,
+    overflow: GroupTable<'p>,
 }
 
-impl DenseTable {
-    /// An empty table for `range` (at most `isize::MAX` bytes of cells),
-    /// placed on `node`.
-    pub fn new(placer: &Placer, node: NodeId, range: KeyRange) -> Result<Self> {
-        let len = usize::try_from(range.len).unwrap_or(usize::MAX);
-        let mut options = BufferOptions::new(Placement::OnNode(node));
-        options.prefault = false;
-        if len.saturating_mul(CELL_BYTES) >= HUGE_PAGES_FROM_BYTES {
-            options.huge_pages = HugePages::Transparent;
-        }
+impl<'p> DenseTable<'p> {
+    /// An empty table for `range` placed on `node`.
+    pub fn new(pool: &'p Pool, node: NodeId, range: KeyRange) -> Result<Self> {
+        let len = usize::try_from(range.len)
+            .map_err(|_| OpsError::InvalidArgument(format!("a key range of {}", range.len)))?;
         Ok(Self {
             range,
-            cells: NodeBuffer::with_options(placer, len, options)?,
-            overflow: GroupTable::with_capacity(placer, node, OVERFLOW_GROUPS)?,
+            cells: NodeArray::zeroed(pool, node, len)?,
+            overflow: GroupTable::with_capacity(pool, node, OVERFLOW_GROUPS)?,
         })
     }
 
@@ -154,7 +155,7 @@ impl DenseTable {
 
     /// Adds every row of `rows` (payloads read as `i64`).
     pub fn add_rows(&mut self, rows: &[Tuple]) -> Result<()> {
-        let cells = &mut *self.cells;
+        let cells = self.cells.as_mut_slice();
         let base = self.range.base;
         for t in rows {
             let i = t.key.wrapping_sub(base);
@@ -169,7 +170,7 @@ impl DenseTable {
     /// The groups of cells `cells` (indices into the range), in key order.
     pub fn cell_groups(&self, cells: std::ops::Range<usize>) -> impl Iterator<Item = Group> + '_ {
         let base = self.range.base;
-        self.cells[cells.clone()]
+        self.cells.as_slice()[cells.clone()]
             .iter()
             .zip(cells)
             .filter(|(c, _)| c.count != 0)
@@ -179,23 +180,23 @@ impl DenseTable {
     /// Merges `group` into cell `index` (which must be in the range).
     #[inline]
     pub fn merge_cell(&mut self, index: usize, group: &Group) {
-        self.cells[index].merge(group);
+        self.cells.as_mut_slice()[index].merge(group);
     }
 
     /// The cells, in key order.
     pub fn cells(&self) -> &[Cell] {
-        &self.cells
+        self.cells.as_slice()
     }
 
     /// The table of keys outside the range.
-    pub fn overflow(&self) -> &GroupTable {
+    pub fn overflow(&self) -> &GroupTable<'p> {
         &self.overflow
     }
 
     /// Appends every group to `out` and empties the table.
     pub fn drain_into(&mut self, out: &mut Vec<Group>) {
         let base = self.range.base;
-        for (i, cell) in self.cells.iter_mut().enumerate() {
+        for (i, cell) in self.cells.as_mut_slice().iter_mut().enumerate() {
             if cell.count != 0 {
                 out.push(cell.group(base.wrapping_add(i as u64)));
                 *cell = Cell::zeroed();
@@ -215,7 +216,7 @@ pub fn combined_groups(tables: &[DenseTable], cells: std::ops::Range<usize>) -> 
     for i in cells {
         let mut cell = Cell::zeroed();
         for t in tables {
-            cell.combine(&t.cells[i]);
+            cell.combine(&t.cells()[i]);
         }
         if cell.count != 0 {
             out.push(cell.group(base.wrapping_add(i as u64)));
@@ -230,9 +231,8 @@ mod tests {
     use crate::reference;
     use crate::testing::pool;
 
-    fn table(base: u64, len: u64) -> DenseTable {
-        let pool = pool(1);
-        DenseTable::new(pool.placer(), pool.nodes()[0], KeyRange { base, len }).unwrap()
+    fn table(pool: &Pool, base: u64, len: u64) -> DenseTable<'_> {
+        DenseTable::new(pool, pool.nodes()[0], KeyRange { base, len }).unwrap()
     }
 
     fn drained(t: &mut DenseTable) -> Vec<Group> {
@@ -250,16 +250,19 @@ mod tests {
             c.add(v);
         }
         assert_eq!(c.sum(), 2 * i64::MIN as i128 + i64::MAX as i128 - 1);
-        assert_eq!((c.count, c.min, c.max), (4, i64::MIN, i64::MAX));
+        assert_eq!((c.count, c.min(), c.max()), (4, i64::MIN, i64::MAX));
+        let zero = Cell::zeroed();
+        assert_eq!((zero.min(), zero.max()), (i64::MAX, i64::MIN));
     }
 
     #[test]
     fn keys_inside_and_outside_the_range() {
+        let pool = pool(1);
         let rows: Vec<Tuple> = (0..20_000u64)
             .map(|i| Tuple::new(i % 1500, i.wrapping_mul(31) % 97))
             .chain([Tuple::new(u64::MAX, 3), Tuple::new(0, i64::MIN as u64)])
             .collect();
-        let mut t = table(100, 1000);
+        let mut t = table(&pool, 100, 1000);
         t.add_rows(&rows).unwrap();
         assert!(t.overflow().len() > 400);
         assert_eq!(drained(&mut t), reference::aggregate(&rows));
@@ -268,10 +271,11 @@ mod tests {
 
     #[test]
     fn a_range_at_the_top_of_the_key_space() {
+        let pool = pool(1);
         let rows: Vec<Tuple> = (0..100u64)
             .map(|i| Tuple::new(u64::MAX - i % 10, i))
             .collect();
-        let mut t = table(u64::MAX - 9, 10);
+        let mut t = table(&pool, u64::MAX - 9, 10);
         t.add_rows(&rows).unwrap();
         assert!(t.overflow().is_empty());
         assert_eq!(t.cell_groups(0..10).count(), 10);
@@ -280,10 +284,11 @@ mod tests {
 
     #[test]
     fn tables_combine_cell_by_cell() {
+        let pool = pool(1);
         let rows: Vec<Tuple> = (0..5000u64).map(|i| Tuple::new(i % 50, i)).collect();
-        let mut a = table(0, 50);
+        let mut a = table(&pool, 0, 50);
         a.add_rows(&rows[..2000]).unwrap();
-        let mut b = table(0, 50);
+        let mut b = table(&pool, 0, 50);
         b.add_rows(&rows[2000..]).unwrap();
         let tables = [a, b];
         let mut g = combined_groups(&tables, 0..20);
@@ -294,7 +299,8 @@ mod tests {
 
     #[test]
     fn rebased_tables_and_merged_cells() {
-        let mut t = table(0, 8);
+        let pool = pool(1);
+        let mut t = table(&pool, 0, 8);
         t.add_rows(&[Tuple::new(3, 5)]).unwrap();
         let _ = drained(&mut t);
         t.rebase(1000);

@@ -50,8 +50,7 @@ fn run_hashed(
     let expected = usize::try_from(expected_groups).unwrap_or(usize::MAX);
     let tables = pool.broadcast(|ctx| -> Result<GroupTable> {
         let rows = &chunks[ctx.index].tuples;
-        let mut table =
-            GroupTable::with_capacity(pool.placer(), ctx.node, expected.min(rows.len()))?;
+        let mut table = GroupTable::with_capacity(pool, ctx.node, expected.min(rows.len()))?;
         table.add_rows(rows)?;
         Ok(table)
     })?;
@@ -74,7 +73,7 @@ fn run_dense(
     timer.start("aggregate chunks");
     let chunks = input.chunks();
     let tables = pool.broadcast(|ctx| -> Result<DenseTable> {
-        let mut table = DenseTable::new(pool.placer(), ctx.node, range)?;
+        let mut table = DenseTable::new(pool, ctx.node, range)?;
         table.add_rows(&chunks[ctx.index].tuples)?;
         Ok(table)
     })?;
@@ -94,10 +93,14 @@ fn run_dense(
 
 /// The groups of `tables` whose keys the calling worker owns
 /// ([`part_of_hash`] over the workers), merged.
-fn owned_groups(pool: &Pool, ctx: &WorkerContext, tables: &[&GroupTable]) -> Result<Vec<Group>> {
+fn owned_groups(
+    pool: &Pool,
+    ctx: &WorkerContext,
+    tables: &[&GroupTable<'_>],
+) -> Result<Vec<Group>> {
     let workers = ctx.workers;
     let largest = tables.iter().map(|t| t.len()).max().unwrap_or(0);
-    let mut mine = GroupTable::with_capacity(pool.placer(), ctx.node, largest / workers + 16)?;
+    let mut mine = GroupTable::with_capacity(pool, ctx.node, largest / workers + 16)?;
     for table in tables {
         for group in table.groups() {
             let hash = hash64(group.key);

@@ -18,8 +18,8 @@ use crate::aggregate::table::GroupTable;
 use crate::error::{OpsError, Result};
 
 /// One consumer's aggregation state.
-pub struct Consumer {
-    pub table: GroupTable,
+pub struct Consumer<'p> {
+    pub table: GroupTable<'p>,
     /// Copy the table to the node the thread moves to.
     carry_state: bool,
     /// State copies made, and their bytes.
@@ -31,8 +31,8 @@ pub struct Consumer {
     error: Option<OpsError>,
 }
 
-impl Consumer {
-    pub fn new(table: GroupTable, carry_state: bool) -> Self {
+impl<'p> Consumer<'p> {
+    pub fn new(table: GroupTable<'p>, carry_state: bool) -> Self {
         Self {
             table,
             carry_state,

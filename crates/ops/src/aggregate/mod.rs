@@ -27,6 +27,7 @@ pub mod partitioned;
 mod prefetch;
 pub mod shuffle;
 pub mod split;
+pub mod storage;
 pub mod table;
 #[cfg(test)]
 mod tests;

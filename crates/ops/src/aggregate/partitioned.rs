@@ -38,7 +38,7 @@ trait PartTable {
     fn drain_into(&mut self, out: &mut Vec<Group>);
 }
 
-impl PartTable for GroupTable {
+impl PartTable for GroupTable<'_> {
     fn start(&mut self, _part: usize) {}
     fn add_rows(&mut self, rows: &[Tuple]) -> Result<()> {
         GroupTable::add_rows(self, rows)
@@ -50,13 +50,13 @@ impl PartTable for GroupTable {
 
 /// A dense table over one run of the whole range; the last partition
 /// (keys outside the range) lands entirely in its hash table.
-struct RunTable {
-    table: DenseTable,
+struct RunTable<'p> {
+    table: DenseTable<'p>,
     range: KeyRange,
     bits: u32,
 }
 
-impl PartTable for RunTable {
+impl PartTable for RunTable<'_> {
     fn start(&mut self, part: usize) {
         let offset = ((part as u64) << self.bits).min(self.range.len - 1);
         self.table.rebase(self.range.base.wrapping_add(offset));
@@ -92,7 +92,7 @@ pub fn run(
         KeyLayout::Hashed => {
             let per_part = expected / parts;
             aggregate_parts(pool, &splits, expected, |ctx| {
-                GroupTable::with_capacity(pool.placer(), ctx.node, per_part + per_part / 4)
+                GroupTable::with_capacity(pool, ctx.node, per_part + per_part / 4)
             })
         }
         KeyLayout::Dense(range) => aggregate_parts(pool, &splits, expected, |ctx| {
@@ -101,7 +101,7 @@ pub fn run(
                 len: range.len.min(1 << plan.part_bits),
             };
             Ok(RunTable {
-                table: DenseTable::new(pool.placer(), ctx.node, run)?,
+                table: DenseTable::new(pool, ctx.node, run)?,
                 range,
                 bits: plan.part_bits,
             })

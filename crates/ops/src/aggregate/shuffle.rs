@@ -43,14 +43,11 @@ pub fn run(
         .unwrap_or(usize::MAX)
         .min(input.len());
     let carry = strategy == Strategy::MigrationCopy;
-    let states = pool
-        .worker_contexts()
-        .iter()
-        .map(|ctx| {
-            let table = GroupTable::with_capacity(pool.placer(), ctx.node, expected / workers)?;
-            Ok(Consumer::new(table, carry))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let states = pool.broadcast(|ctx| -> Result<Consumer<'_>> {
+        let table = GroupTable::with_capacity(pool, ctx.node, expected / workers)?;
+        Ok(Consumer::new(table, carry))
+    })?;
+    let states = states.into_iter().collect::<Result<Vec<_>>>()?;
     timer.start("exchange");
     let ex = Exchange::new(strategy, Sync::Tight);
     let (states, report) = exchange(pool, &ex, states, |ctx, state, visit| {

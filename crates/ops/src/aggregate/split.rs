@@ -11,23 +11,22 @@
 //! `workers` parts. Hash tables use the low bits, so one part still spreads
 //! over a whole table.
 //!
-//! The kernel is [`crate::partition::scatter`]; this module only places
-//! and drives it. It does not aggregate.
+//! The kernel is [`crate::partition::scatter`] (any part function, which
+//! range partitioning needs), writing into buffers reused across runs
+//! through [`crate::partition::recycle`]: on a virtual machine the page
+//! faults of fresh buffers cost several times the scatter. This module
+//! only places and drives the kernel; it does not aggregate.
 
-use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement};
+use numakit_placement::NodeBuffer;
 use numakit_pool::Pool;
 use numakit_topology::NodeId;
 
 use crate::aggregate::dense::KeyRange;
 use crate::error::Result;
 use crate::hash::hash64;
-use crate::partition::scatter;
+use crate::partition::{recycle, scatter};
 use crate::relation::Relation;
-use crate::tuple::{Tuple, TUPLE_BYTES};
-
-/// Split buffers at least this large use transparent huge pages (fewer
-/// page faults, and fewer TLB misses for a wide scatter).
-const HUGE_PAGES_FROM_BYTES: usize = 4 << 20;
+use crate::tuple::Tuple;
 
 /// The part (of `parts`) that a key with hash `hash` falls in.
 #[inline(always)]
@@ -35,19 +34,24 @@ pub fn part_of_hash(hash: u64, parts: usize) -> usize {
     (((hash >> 32) * parts as u64) >> 32) as usize
 }
 
-/// One worker's chunk, split into parts.
+/// One worker's chunk, split into parts, in a buffer borrowed from the
+/// partitioner's [`recycle`] cache (and given back when dropped).
 pub struct Split {
     /// The node the buffer is on (the worker's).
     pub node: NodeId,
-    tuples: NodeBuffer<Tuple>,
-    /// Part `j` is `tuples[bounds[j]..bounds[j + 1]]`.
+    buffer: Option<NodeBuffer<Tuple>>,
+    /// Part `j` is `buffer[bounds[j]..bounds[j + 1]]`.
     bounds: Vec<usize>,
 }
 
 impl Split {
+    fn tuples(&self) -> &[Tuple] {
+        self.buffer.as_deref().unwrap_or(&[])
+    }
+
     /// The tuples of part `part`.
     pub fn part(&self, part: usize) -> &[Tuple] {
-        &self.tuples[self.bounds[part]..self.bounds[part + 1]]
+        &self.tuples()[self.bounds[part]..self.bounds[part + 1]]
     }
 
     /// Number of parts.
@@ -57,7 +61,15 @@ impl Split {
 
     /// The tuples of parts `parts.start..parts.end`, in one slice.
     pub fn parts(&self, parts: std::ops::Range<usize>) -> &[Tuple] {
-        &self.tuples[self.bounds[parts.start]..self.bounds[parts.end]]
+        &self.tuples()[self.bounds[parts.start]..self.bounds[parts.end]]
+    }
+}
+
+impl Drop for Split {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.buffer.take() {
+            recycle::give_back(self.node, buffer);
+        }
     }
 }
 
@@ -90,16 +102,12 @@ where
     let chunks = input.chunks();
     let splits = pool.broadcast(|ctx| -> Result<Split> {
         let chunk = &chunks[ctx.index];
-        let mut options = BufferOptions::new(Placement::OnNode(chunk.node));
-        options.prefault = false;
-        if chunk.tuples.len() * TUPLE_BYTES >= HUGE_PAGES_FROM_BYTES {
-            options.huge_pages = HugePages::Transparent;
-        }
-        let mut tuples = NodeBuffer::with_options(pool.placer(), chunk.tuples.len(), options)?;
-        let bounds = scatter(&chunk.tuples, &mut tuples, parts, &part_of);
+        let rows = chunk.tuples.len();
+        let mut buffer = recycle::take(pool, chunk.node, rows)?;
+        let bounds = scatter(&chunk.tuples, &mut buffer[..rows], parts, &part_of);
         Ok(Split {
             node: chunk.node,
-            tuples,
+            buffer: Some(buffer),
             bounds,
         })
     })?;
