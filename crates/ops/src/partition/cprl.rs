@@ -45,9 +45,11 @@ pub fn block_tuples(len: usize, fanout: usize) -> Option<usize> {
     Some(1 << (usize::BITS - 1 - block.leading_zeros()))
 }
 
-/// One worker's output: its buffer and, per partition, its pieces there
-/// as (offset, length).
-type WorkerOutput = (Region, Vec<Vec<(usize, usize)>>);
+/// Per partition, its pieces in one buffer as (offset, length).
+type Pieces = Vec<Vec<(usize, usize)>>;
+
+/// One worker's output: its buffer and its pieces there.
+type WorkerOutput = (Region, Pieces);
 
 /// Partitions `rel` by `radix` with CPRL.
 pub fn partition(pool: &Pool, rel: &Relation, radix: Radix) -> Result<Partitioned> {
@@ -95,7 +97,7 @@ fn scatter_blocks(
     input: &[Tuple],
     radix: Radix,
     block: usize,
-) -> Result<(NodeBuffer<Tuple>, Vec<Vec<(usize, usize)>>)> {
+) -> Result<(NodeBuffer<Tuple>, Pieces)> {
     let len = block_output_len(input.len(), radix.fanout(), block);
     let mut buffer = recycle::take(pool, node, len)?;
     let mut target = ScatterTarget::blocks(&mut buffer[..len], radix.fanout(), block);
@@ -110,7 +112,7 @@ fn scatter_counted(
     node: NodeId,
     input: &[Tuple],
     radix: Radix,
-) -> Result<(NodeBuffer<Tuple>, Vec<Vec<(usize, usize)>>)> {
+) -> Result<(NodeBuffer<Tuple>, Pieces)> {
     let bounds = prefix_sum(&histogram(input, radix));
     let mut buffer = recycle::take(pool, node, input.len())?;
     let mut target = ScatterTarget::exclusive(&mut buffer[..input.len()], &bounds);

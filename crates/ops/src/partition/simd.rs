@@ -1,8 +1,11 @@
 //! Wide-vector versions of the partitioning kernels, chosen at run time.
 //!
-//! The partition number of a tuple costs two 64-bit multiplies; with
-//! AVX-512 (F + DQ: `vpmullq`) the compiler computes sixteen at once when
-//! they are taken in batches ([`batch_ids`]). The kernels are written once
+//! The partition number of a tuple costs two 64-bit multiplies; with AVX2
+//! the compiler computes several at once when they are taken in batches
+//! ([`batch_ids`]), and a hash bucket's keys are compared in one go
+//! ([`count_key`]). (AVX-512 would do more per instruction, but its
+//! intrinsics and target feature need Rust 1.89, past the workspace's
+//! minimum of 1.85.) The kernels are written once
 //! as `#[inline(always)]` bodies; a `#[target_feature]` wrapper compiles a
 //! second copy with the wide instructions, and [`wide`] says whether the
 //! CPU may run it. This module holds the histogram kernel and the
@@ -17,20 +20,13 @@ use crate::tuple::Tuple;
 /// Tuples per batch of partition numbers.
 pub(crate) const BATCH: usize = 16;
 
-/// Whether this CPU runs the wide kernels (AVX-512 F, DQ and VL, with
-/// AVX2, BMI1/2 and POPCNT, which every AVX-512 CPU has).
+/// Whether this CPU runs the wide kernels (AVX2, BMI1/2, POPCNT).
 #[inline]
 pub(crate) fn wide() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::is_x86_feature_detected as has;
-        has!("avx512f")
-            && has!("avx512dq")
-            && has!("avx512vl")
-            && has!("avx2")
-            && has!("bmi1")
-            && has!("bmi2")
-            && has!("popcnt")
+        has!("avx2") && has!("bmi1") && has!("bmi2") && has!("popcnt")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -58,7 +54,7 @@ pub(crate) trait Width: Copy {
 #[derive(Clone, Copy)]
 pub(crate) struct Portable;
 
-/// AVX-512 F + DQ + VL are available (the private field keeps anyone
+/// AVX2, BMI1/2 and POPCNT are available (the private field keeps anyone
 /// else from making one).
 #[derive(Clone, Copy)]
 pub(crate) struct Wide(());
@@ -92,7 +88,7 @@ pub(crate) fn run_kernel<K: Kernel>(kernel: K) -> K::Output {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,bmi1,bmi2,popcnt")]
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
 unsafe fn run_wide<K: Kernel>(kernel: K) -> K::Output {
     kernel.run(Wide(()))
 }
@@ -104,12 +100,20 @@ pub(crate) fn count_key<W: Width>(_width: W, window: &[Tuple; 4], len: usize, ke
     debug_assert!(len <= 4);
     #[cfg(target_arch = "x86_64")]
     if W::WIDE {
-        use std::arch::x86_64::{_mm512_cmpeq_epi64_mask, _mm512_loadu_si512, _mm512_set1_epi64};
-        // SAFETY: a `Wide` value exists, so the CPU has AVX-512 F (see
-        // `run_kernel`); `window` is 64 readable bytes (unaligned load).
+        use std::arch::x86_64::{
+            __m256i, _mm256_castsi256_pd, _mm256_cmpeq_epi64, _mm256_loadu_si256,
+            _mm256_movemask_pd, _mm256_set1_epi64x,
+        };
+        // SAFETY: a `Wide` value exists, so the CPU has AVX2 (see
+        // `run_kernel`); `window` is 64 readable bytes (two unaligned
+        // 32-byte loads).
         let equal = unsafe {
-            let keys = _mm512_loadu_si512(window.as_ptr().cast());
-            _mm512_cmpeq_epi64_mask(keys, _mm512_set1_epi64(key as i64))
+            let wanted = _mm256_set1_epi64x(key as i64);
+            let half = |i: usize| {
+                let lanes = _mm256_loadu_si256(window.as_ptr().add(2 * i).cast::<__m256i>());
+                _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(lanes, wanted))) as u8
+            };
+            half(0) | (half(1) << 4)
         };
         // Keys are the even lanes; the first `len` tuples are valid.
         let valid = (((1u32 << (2 * len)) - 1) & 0x55) as u8;
@@ -133,7 +137,7 @@ pub(crate) fn add_counts(input: &[Tuple], radix: Radix, counts: &mut [usize]) {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,bmi1,bmi2,popcnt")]
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
 unsafe fn add_counts_wide(input: &[Tuple], radix: Radix, counts: &mut [usize]) {
     add_counts_body(input, radix, counts);
 }

@@ -302,7 +302,7 @@ impl<'a> ScatterTarget<'a> {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,bmi1,bmi2,popcnt")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
     unsafe fn scatter_wide<const STREAM: bool>(&mut self, input: &[Tuple], radix: Radix) {
         self.scatter_body::<STREAM>(input, radix);
     }
