@@ -1,8 +1,9 @@
 //! Benchmark: the NUMA-aware sort of 64M plain u64 keys (uniform over the
 //! full 64-bit range, the "sort 64M int64" workload; from a borrowed
 //! column and in place) and of 16M tuples, medians of a few repetitions
-//! with their phases, next to the radix sort and the standard library's
-//! `sort_unstable` on one thread, on the same data in the same run.
+//! (after a warm-up run) with their phases, next to the radix sort and
+//! the standard library's `sort_unstable` on one thread, on the same data
+//! in the same run.
 //!
 //! Run with `cargo bench -p numakit-ops --bench sort`. Sizes and
 //! repetitions come from NUMAKIT_BENCH_KEYS (default 67108864),
@@ -65,10 +66,14 @@ fn bench_keys(pool: &Pool, n: usize, reps: usize) -> Result<(), String> {
     };
     let input = make()?;
     let mut phases = Vec::new();
-    for _ in 0..reps {
+    // One warm-up run first: a fresh process's first large allocations
+    // cost far more (on virtual machines, several times more).
+    for rep in 0..=reps {
         let result = sort_keys(pool, &input, &Silent).map_err(|e| e.to_string())?;
         check_sorted(&result.sorted.ok_or("no output")?.to_vec(), n, |k| *k)?;
-        phases.push(result.phases);
+        if rep > 0 {
+            phases.push(result.phases);
+        }
     }
     let (numa, detail) = describe(phases);
     let keys = input.to_vec();
@@ -103,11 +108,13 @@ fn bench_tuples(pool: &Pool, n: usize, reps: usize) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let mut phases = Vec::new();
-    for _ in 0..reps {
+    for rep in 0..=reps {
         let result = sort(pool, &input, &Silent).map_err(|e| e.to_string())?;
         let sorted = result.sorted.ok_or("no output")?;
         check_sorted(&sorted.to_vec(), n, |t| t.key)?;
-        phases.push(result.phases);
+        if rep > 0 {
+            phases.push(result.phases);
+        }
     }
     let (numa, detail) = describe(phases);
     let rows = input.to_vec();
