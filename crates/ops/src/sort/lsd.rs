@@ -71,7 +71,7 @@ pub fn radix_sort_into<T: Keyed>(input: &[T], out: &mut [T], scratch: &mut [T]) 
     );
     if fits_in_cache::<T>(input.len()) {
         out.copy_from_slice(input);
-        return sort_in_cache(out, scratch, u64::MAX, Side::Data);
+        return sort_in_cache(out, scratch, differing_bits(input), Side::Data);
     }
     match plan_split(input, u64::MAX) {
         None => out.copy_from_slice(input),
@@ -111,6 +111,12 @@ impl Side {
     }
 }
 
+/// The bits on which the keys of `data` do not all agree.
+fn differing_bits<T: Keyed>(data: &[T]) -> u64 {
+    let first = data.first().map_or(0, Keyed::key);
+    data.iter().fold(0, |acc, x| acc | (x.key() ^ first))
+}
+
 fn fits_in_cache<T>(len: usize) -> bool {
     len.saturating_mul(std::mem::size_of::<T>()) <= CACHE_BYTES
 }
@@ -119,6 +125,11 @@ fn fits_in_cache<T>(len: usize) -> bool {
 /// the result in `data` or `scratch` as `result` says.
 fn sort_range<T: Keyed>(data: &mut [T], scratch: &mut [T], varying: u64, result: Side) {
     if fits_in_cache::<T>(data.len()) {
+        // At the top, find the bits that vary; below a split they are known.
+        let varying = match varying {
+            u64::MAX => differing_bits(data),
+            known => known,
+        };
         return sort_in_cache(data, scratch, varying, result);
     }
     let Some(split) = plan_split(data, varying) else {
