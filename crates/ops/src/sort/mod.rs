@@ -1,14 +1,17 @@
 //! Sorting by key, NUMA-aware: each worker sorts its local chunk (radix
-//! sort, [`lsd`]), sampled splitters cut the key range into one range per
-//! worker ([`splitters`]), the ranges are exchanged through the shuffle,
-//! and each worker merges the sorted runs it received ([`merge`]); the
-//! pipeline is in [`numa`]. The result is one sorted run per worker, in
-//! key order across workers.
+//! sort, [`lsd`]), sampled splitters refined to exact ranks cut the key
+//! range into one range per worker ([`splitters`]), the ranges are
+//! exchanged through the shuffle, and each worker merges the sorted runs
+//! it received ([`merge`]); the pipeline is in [`numa`]. The result is one
+//! sorted run per worker, in key order across workers, with exactly as
+//! many elements as the worker's input chunk when those are even.
 //!
 //! Two element types share the code through [`Keyed`]: [`Tuple`]s (key
 //! and payload, [`sort`]) and plain `u64` keys ([`sort_keys`], on a
 //! [`KeyColumn`]), the shape of "sort 64M int64". Signed keys are mapped
-//! to unsigned ones in the same order by [`i64_to_ordered_u64`].
+//! to unsigned ones in the same order by [`i64_to_ordered_u64`]. The
+//! `*_owned` variants sort their input in place, allocating half as much
+//! new memory.
 //!
 //! This module defines the vocabulary and dispatches; the steps live in
 //! submodules. It does not sort by payload: the order of equal keys is

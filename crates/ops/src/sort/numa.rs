@@ -9,7 +9,7 @@
 //!    give P-1 splitters; each worker binary-searches them in its run and
 //!    the boundaries are cut so that worker i owns key range i and gets
 //!    an even share of the elements (see `splitters`);
-//! 3. "exchange": through [`numakit_shuffle::exchange`], consumer i copies
+//! 3. "exchange": through [`numakit_shuffle::exchange()`], consumer i copies
 //!    piece i of every producer's run into one buffer on its own node;
 //! 4. "merge": each worker merges the sorted pieces it received into its
 //!    output run on its node.
