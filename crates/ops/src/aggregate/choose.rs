@@ -187,6 +187,16 @@ fn local_bytes(est: &GroupEstimate, keys: &KeyLayout, workers: usize) -> u64 {
     }
 }
 
+/// Groups to size tables for: the estimate, capped by the sampled key
+/// range when that is dense (there are no more keys than that, strays
+/// aside).
+pub fn expected_groups(est: &GroupEstimate) -> u64 {
+    match dense_range(est) {
+        Some(range) => est.groups.min(range.len),
+        None => est.groups,
+    }
+}
+
 /// A plan for `method` (any but `Auto`), sized by the estimate. Local and
 /// partitioned aggregation use dense arrays when the keys are dense; the
 /// exchange-driven methods keep Li's hash tables.
@@ -204,7 +214,7 @@ pub fn fixed(method: AggMethod, est: &GroupEstimate, workers: usize, budget: &Ca
         keys,
         parts,
         part_bits,
-        expected_groups: est.groups,
+        expected_groups: expected_groups(est),
         reason: String::new(),
     }
 }
@@ -221,8 +231,8 @@ pub fn choose(est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> Plan
     };
     let head = format!(
         "~{} groups ({}), {}; a {} {unit} per worker",
-        est.groups,
-        describe_source(est),
+        plan.expected_groups,
+        describe_source(est, &plan),
         describe_keys(&plan.keys),
         size(state),
     );
@@ -246,11 +256,16 @@ pub fn choose(est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> Plan
     plan
 }
 
-fn describe_source(est: &GroupEstimate) -> String {
-    if est.is_full_scan() {
+fn describe_source(est: &GroupEstimate, plan: &Plan) -> String {
+    let sketch = if est.is_full_scan() {
         format!("HLL over all {} rows", est.rows)
     } else {
         format!("HLL over {} sampled rows", est.sample_rows)
+    };
+    if plan.expected_groups < est.groups {
+        format!("{sketch}: {}, at most the key range", est.groups)
+    } else {
+        sketch
     }
 }
 

@@ -164,14 +164,18 @@ pub struct StateMoves {
 /// The outcome of an aggregation.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct AggResult {
-    /// One entry per distinct key, per worker that owns it (no order).
+    /// One entry per distinct key, in the output of the worker that
+    /// finished its group (one output per worker, no order): its owner
+    /// for the exchange-driven methods and `Local`, whoever took its
+    /// partition for `Partitioned`.
     #[serde(skip)]
     pub groups: Vec<Vec<Group>>,
     /// The method that ran (never `Auto`).
     pub method: Option<AggMethod>,
     /// Why that method (for `Auto`; empty otherwise).
     pub reason: String,
-    /// The sketch's estimate of distinct keys, when one was made.
+    /// The estimate of distinct keys the tables were sized for: the
+    /// sketch's, capped by the key range when keys are dense.
     pub estimated_groups: Option<u64>,
     pub phases: Vec<PhaseTime>,
     /// State movement of the exchange-driven methods (None for others).
@@ -229,7 +233,7 @@ pub fn aggregate(
         groups,
         method: Some(plan.method),
         reason: plan.reason,
-        estimated_groups: Some(estimate.groups),
+        estimated_groups: Some(plan.expected_groups),
         phases: timer.finish(),
         state_moves,
     })
