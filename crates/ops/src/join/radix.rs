@@ -145,7 +145,31 @@ struct WorkerState {
     s_scratch: AlignedTuples,
 }
 
-/// Joins every co-partition pair as a task on its home node.
+/// What every join task of one join shares.
+struct JoinContext<'a> {
+    pool: &'a Pool,
+    states: Vec<CachePadded<Mutex<WorkerState>>>,
+    r: &'a Partitioned,
+    s: &'a Partitioned,
+    kind: JoinKind,
+    second: Option<Radix>,
+    /// Probe sides longer than this are split over several tasks.
+    heavy_above: usize,
+    /// The first failure of a task's own nested tasks.
+    failure: Mutex<Option<OpsError>>,
+}
+
+impl JoinContext<'_> {
+    fn state(&self, worker: usize) -> std::sync::MutexGuard<'_, WorkerState> {
+        self.states[worker]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Joins every co-partition pair as a task on its home node, largest
+/// first; pairs whose probe side is far above its fair share (skew) get
+/// their probe side split over several tasks ([`join_heavy`]).
 fn join_partitions(
     pool: &Pool,
     r: &Partitioned,
@@ -153,38 +177,48 @@ fn join_partitions(
     opts: &JoinOptions,
     second: Option<Radix>,
 ) -> Result<Vec<Sink>> {
-    let states: Vec<CachePadded<Mutex<WorkerState>>> = (0..pool.workers())
-        .map(|_| {
-            CachePadded::new(Mutex::new(WorkerState {
-                sink: Sink::new(opts.output),
-                table: BucketTable::new(),
-                r_scratch: AlignedTuples::new(),
-                s_scratch: AlignedTuples::new(),
-            }))
-        })
-        .collect();
-    let kind = opts.kind;
-    let keeps_unmatched = matches!(kind, JoinKind::LeftOuter | JoinKind::Anti);
+    let cx = JoinContext {
+        pool,
+        states: (0..pool.workers())
+            .map(|_| {
+                CachePadded::new(Mutex::new(WorkerState {
+                    sink: Sink::new(opts.output),
+                    table: BucketTable::new(),
+                    r_scratch: AlignedTuples::new(),
+                    s_scratch: AlignedTuples::new(),
+                }))
+            })
+            .collect(),
+        r,
+        s,
+        kind: opts.kind,
+        second,
+        // Four times a worker's fair share of S, and at least 64K rows
+        // (below that one task is quick anyway).
+        heavy_above: (s.len() / (4 * pool.workers().max(1))).max(1 << 16),
+        failure: Mutex::new(None),
+    };
+    let keeps_unmatched = matches!(cx.kind, JoinKind::LeftOuter | JoinKind::Anti);
     let mut tasks: Vec<usize> = (0..r.fanout())
         .filter(|&p| r.partition_len(p) > 0 && (keeps_unmatched || s.partition_len(p) > 0))
         .collect();
     tasks.sort_by_key(|&p| std::cmp::Reverse(r.partition_len(p) + s.partition_len(p)));
     pool.scope(|scope| -> Result<()> {
         for p in tasks {
-            let states = &states;
-            scope.spawn_on(r.home(p), move |ctx| {
-                let mut state = states[ctx.index]
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                match second {
-                    None => join_one(&mut state, r, s, p, kind),
-                    Some(radix) => join_two_pass(&mut state, r, s, p, kind, radix),
-                }
-            })?;
+            let cx = &cx;
+            scope.spawn_on(r.home(p), move |ctx| join_task(cx, ctx.index, p))?;
         }
         Ok(())
     })??;
-    Ok(states
+    if let Some(e) = cx
+        .failure
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+    {
+        return Err(e);
+    }
+    Ok(cx
+        .states
         .into_iter()
         .map(|m| {
             CachePadded::into_inner(m)
@@ -193,6 +227,47 @@ fn join_partitions(
                 .sink
         })
         .collect())
+}
+
+/// The task of pair p, run by `worker`.
+fn join_task(cx: &JoinContext<'_>, worker: usize, p: usize) {
+    let (r, s, kind) = (cx.r, cx.s, cx.kind);
+    if s.partition_len(p) > cx.heavy_above {
+        return join_heavy(cx, worker, p);
+    }
+    let mut state = cx.state(worker);
+    match cx.second {
+        None => join_one(&mut state, r, s, p, kind),
+        Some(radix) => join_two_pass(&mut state, r, s, p, kind, radix),
+    }
+}
+
+/// A skewed pair: one table over R_p, shared (read-only but for the
+/// atomic match marks) by probe tasks of a slice of S_p each, queued
+/// where their rows live; then the unmatched (or matched) rows of R_p are
+/// emitted. The task holds no worker state while it waits, so the worker
+/// may run probe tasks itself meanwhile.
+fn join_heavy(cx: &JoinContext<'_>, worker: usize, p: usize) {
+    let mut table = BucketTable::new();
+    table.build(cx.r.slices(p));
+    let table = &table;
+    let chunk = (cx.heavy_above / 2).max(1);
+    let probed = cx.pool.scope(|scope| -> Result<()> {
+        for piece in cx.s.pieces(p) {
+            for rows in piece.data.chunks(chunk) {
+                scope.spawn_on(piece.node, move |ctx| {
+                    table.probe(rows, cx.kind, &mut cx.state(ctx.index).sink);
+                })?;
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = probed.map_err(OpsError::from).and_then(|inner| inner) {
+        let mut failure = cx.failure.lock().unwrap_or_else(PoisonError::into_inner);
+        failure.get_or_insert(e);
+        return;
+    }
+    table.emit_unprobed(cx.kind, &mut cx.state(worker).sink);
 }
 
 /// Builds on R_p, probes with S_p.
@@ -244,6 +319,7 @@ mod tests {
     use crate::reference;
     use crate::testing::pool;
     use crate::timing::Silent;
+    use crate::Tuple;
 
     #[test]
     fn pro_matches_the_reference() {
@@ -294,6 +370,51 @@ mod tests {
                         rows.sort_unstable();
                         let expected = reference::join(&case.left, &case.right, kind);
                         assert!(rows == expected, "{}: {algorithm:?} {kind:?}", case.name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One key holds most of S: its partition's probe side is split over
+    /// several tasks sharing one table (match marks included).
+    #[test]
+    fn skewed_probe_sides_are_split_and_stay_correct() {
+        let left: Vec<Tuple> = [7u64, 7, 7, 8, 9, 0, u64::MAX]
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| Tuple::new(k, i as u64))
+            .collect();
+        let right: Vec<Tuple> = (0..200_000u64)
+            .map(|i| Tuple::new(if i % 4 == 0 { i % 20 } else { 7 }, i))
+            .collect();
+        for threads in [1, 2] {
+            let pool = pool(threads);
+            let (l, r) = (
+                Relation::from_tuples(&pool, &left).unwrap(),
+                Relation::from_tuples(&pool, &right).unwrap(),
+            );
+            for algorithm in [JoinAlgorithm::RadixPro, JoinAlgorithm::RadixCprl] {
+                for kind in [
+                    JoinKind::Inner,
+                    JoinKind::LeftOuter,
+                    JoinKind::Semi,
+                    JoinKind::Anti,
+                ] {
+                    let expected = reference::join(&left, &right, kind);
+                    for output in [JoinOutput::Materialize, JoinOutput::Count] {
+                        let opts = JoinOptions {
+                            algorithm,
+                            kind,
+                            output,
+                        };
+                        let got = join(&pool, &l, &r, &opts, &Silent).unwrap();
+                        assert_eq!(got.rows, expected.len() as u64, "{algorithm:?} {kind:?}");
+                        if output == JoinOutput::Materialize {
+                            let mut rows: Vec<JoinRow> = got.materialized.concat();
+                            rows.sort_unstable();
+                            assert!(rows == expected, "{algorithm:?} {kind:?}");
+                        }
                     }
                 }
             }

@@ -13,7 +13,11 @@
 //! matched runs and emit from the table after the probe.
 //!
 //! The table is reused from partition to partition (its vectors keep
-//! their capacity). It does not partition, schedule or merge results.
+//! their capacity). Probing takes `&self`, so that the probe side of a
+//! skewed partition can be split over several tasks sharing one table. It
+//! does not partition, schedule or merge results.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::hash::hash64;
 use crate::join::sink::Sink;
@@ -40,8 +44,10 @@ pub struct BucketTable {
     run_end: Vec<u32>,
     /// Bucket b's rows are `rows[heads[b]..heads[b + 1]]`.
     heads: Vec<u32>,
-    /// For each run start: whether a probe row matched it.
-    matched: Vec<bool>,
+    /// For each run start: whether a probe row matched it. Atomic (with
+    /// relaxed, on x86 plain, loads and stores) so that several tasks can
+    /// probe one table at once.
+    matched: Vec<AtomicBool>,
     mask: u64,
 }
 
@@ -74,7 +80,7 @@ impl BucketTable {
         }
         self.group_equal_keys();
         self.matched.clear();
-        self.matched.resize(n, false);
+        self.matched.resize_with(n, || AtomicBool::new(false));
     }
 
     /// Leaves heads[b] = end of bucket b (so that a backwards fill makes
@@ -134,7 +140,8 @@ impl BucketTable {
 
     /// Probes with every row of `probe`: inner and left outer joins emit
     /// the matching pairs; outer, semi and anti joins mark matched runs.
-    pub fn probe(&mut self, probe: &[Tuple], kind: JoinKind, sink: &mut Sink) {
+    /// Several probes may run at once on one table.
+    pub fn probe(&self, probe: &[Tuple], kind: JoinKind, sink: &mut Sink) {
         if self.len == 0 {
             return;
         }
@@ -144,7 +151,7 @@ impl BucketTable {
             JoinKind::Semi | JoinKind::Anti => {
                 for s in probe {
                     if let Some((start, _)) = self.find(s.key) {
-                        self.matched[start] = true;
+                        self.matched[start].store(true, Ordering::Relaxed);
                     }
                 }
             }
@@ -176,7 +183,7 @@ impl BucketTable {
         run_kernel(CountMatches { table: self, probe })
     }
 
-    fn probe_pairs<const MARK: bool>(&mut self, probe: &[Tuple], sink: &mut Sink) {
+    fn probe_pairs<const MARK: bool>(&self, probe: &[Tuple], sink: &mut Sink) {
         let counting = sink.count_only(0);
         if counting && !MARK {
             sink.count_only(self.count_matches(probe));
@@ -187,7 +194,7 @@ impl BucketTable {
                 continue;
             };
             if MARK {
-                self.matched[start] = true;
+                self.matched[start].store(true, Ordering::Relaxed);
             }
             if counting {
                 sink.count_only((end - start) as u64);
@@ -199,7 +206,8 @@ impl BucketTable {
         }
     }
 
-    /// After all probes: left outer and anti joins emit the rows of
+    /// After all probes (of every task probing this table, finished
+    /// before this is called): left outer and anti joins emit the rows of
     /// unmatched runs, semi joins those of matched runs (once each).
     pub fn emit_unprobed(&self, kind: JoinKind, sink: &mut Sink) {
         let want_matched = match kind {
@@ -211,7 +219,7 @@ impl BucketTable {
         let mut i = 0;
         while i < self.len {
             let end = self.run_end[i] as usize;
-            if self.matched[i] == want_matched {
+            if self.matched[i].load(Ordering::Relaxed) == want_matched {
                 if counting {
                     sink.count_only((end - i) as u64);
                 } else {
