@@ -15,7 +15,7 @@
 //! would). [`GroupEstimate::groups_high`] is the same scaling of the
 //! sketch's count plus two standard errors: the most groups the sample
 //! is consistent with. A saturated sample (nearly every key distinct) is
-//! retaken eight times larger, which tells 16M groups from 64M.
+//! retaken four times larger, which tells 16M groups from 64M.
 //! The estimate only steers the choice of method and table sizes; results
 //! never depend on it.
 //!
@@ -37,7 +37,7 @@ pub const SAMPLE_ROWS_PER_WORKER: usize = 1 << 17;
 /// saturated (it shows about n / (2 D) repeats, near the sketch's error).
 pub const SATURATED_SHARE: f64 = 0.9;
 /// How much larger the second sample of a saturated first one is.
-pub const RESAMPLE_FACTOR: usize = 8;
+pub const RESAMPLE_FACTOR: usize = 4;
 /// Consecutive rows sampled together: random single rows would cost a
 /// TLB miss each (a nested page walk on a virtual machine, about 300 ns
 /// here), a block of 1 KiB costs one.
