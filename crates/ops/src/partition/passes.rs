@@ -29,7 +29,9 @@ use crate::partition::{add_histogram, prefix_sum, recycle, Partitioned, Radix};
 use crate::tuple::{Tuple, TUPLE_BYTES};
 
 /// Most radix bits one pass uses: 2^11 write-combining buffers of
-/// [`super::swwcb::SLOT_LINES`] lines take 512 KiB, half the L2.
+/// [`super::swwcb::SLOT_LINES`] lines take 1 MiB, the L2 of the measured
+/// machine (still faster than fewer, smaller buffers there; more bits
+/// would thrash it).
 pub const MAX_BITS_PER_PASS: u32 = 11;
 
 /// How many radix bits each pass uses (`second_bits == 0`: one pass).
