@@ -201,6 +201,19 @@ fn bench_partitioning(pool: &Pool, rel: &Relation, s: &Settings) -> Result<(), S
             ]
         })
         .collect();
+    print_partitioning(pool, rel, s, &methods, &med, &cold);
+    Ok(())
+}
+
+/// Prints the medians (wall, cpu, faults) and cold times of every method.
+fn print_partitioning(
+    pool: &Pool,
+    rel: &Relation,
+    s: &Settings,
+    methods: &[Method],
+    med: &[[f64; 3]],
+    cold: &[[f64; 3]],
+) {
     println!(
         "partition {} tuples ({} MiB), {} bits, {} workers, median of {}; \
          cold = first run (page faults); cpu = CPU time of all workers",
@@ -225,7 +238,6 @@ fn bench_partitioning(pool: &Pool, rel: &Relation, s: &Settings) -> Result<(), S
             cold[i][0] * 1e3,
         );
     }
-    Ok(())
 }
 
 /// Workload A scaled: dense build side joined with the fk probe side.

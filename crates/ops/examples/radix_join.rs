@@ -13,8 +13,9 @@ use numakit_ops::datagen::{generate, GenSpec, KeyDist};
 use numakit_ops::join::{join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput};
 use numakit_ops::partition::{partition_relation, plan_passes, Variant, MAX_BITS_PER_PASS};
 use numakit_ops::timing::Silent;
+use numakit_ops::Relation;
 use numakit_placement::PlacementMode;
-use numakit_pool::PoolBuilder;
+use numakit_pool::{Pool, PoolBuilder};
 
 fn arg(i: usize, default: u64) -> u64 {
     std::env::args()
@@ -76,10 +77,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    // The partitioning API: plan by size, partition, look at the pieces.
+    show_partitioning(&pool, &r)
+}
+
+/// The partitioning API: plan by size, partition, look at the pieces.
+fn show_partitioning(pool: &Pool, r: &Relation) -> Result<(), Box<dyn std::error::Error>> {
     let plan = plan_passes(r.bytes(), 256 << 10, MAX_BITS_PER_PASS)?;
     for variant in [Variant::Pro, Variant::Cprl] {
-        let parts = partition_relation(&pool, &r, plan, variant)?;
+        let parts = partition_relation(pool, r, plan, variant)?;
         let sizes: Vec<usize> = (0..parts.fanout())
             .map(|p| parts.partition_len(p))
             .collect();
