@@ -27,7 +27,8 @@
 //! [`Tuple`]: crate::tuple::Tuple
 
 use super::scatter::{
-    bucket_starts, count, scatter_cached, scatter_split, survey, LSD_BITS, LSD_RADIX,
+    below, bucket_starts, count, digit, magnitude, magnitude_counts, scatter_cached, scatter_split,
+    survey, LSD_BITS, LSD_RADIX,
 };
 use super::Keyed;
 use crate::partition::prefix_sum;
@@ -49,8 +50,28 @@ const TINY: usize = 24;
 /// If `scratch` is shorter than `data`.
 pub fn radix_sort<T: Keyed>(data: &mut [T], scratch: &mut [T]) {
     assert!(scratch.len() >= data.len(), "the scratch is too short");
-    let scratch = &mut scratch[..data.len()];
-    sort_range(data, scratch, u64::MAX, Side::Data);
+    match presorted(data) {
+        Some(Order::Ascending) => {}
+        Some(Order::Descending) => data.reverse(),
+        None => sort_range(data, &mut scratch[..data.len()], u64::MAX, Side::Data),
+    }
+}
+
+/// Input that is already in order (checking stops at the first element
+/// out of order, so it costs next to nothing on other input).
+enum Order {
+    Ascending,
+    Descending,
+}
+
+fn presorted<T: Keyed>(data: &[T]) -> Option<Order> {
+    if data.is_sorted_by_key(Keyed::key) {
+        Some(Order::Ascending)
+    } else if data.is_sorted_by(|a, b| a.key() >= b.key()) {
+        Some(Order::Descending)
+    } else {
+        None
+    }
 }
 
 /// Writes `input` sorted by key into `out`, using `scratch` for the
@@ -69,6 +90,14 @@ pub fn radix_sort_into<T: Keyed>(input: &[T], out: &mut [T], scratch: &mut [T]) 
         scratch.len(),
         "the scratch must be as long as the input"
     );
+    match presorted(input) {
+        Some(Order::Ascending) => return out.copy_from_slice(input),
+        Some(Order::Descending) => {
+            out.copy_from_slice(input);
+            return out.reverse();
+        }
+        None => {}
+    }
     if fits_in_cache::<T>(input.len()) {
         out.copy_from_slice(input);
         return sort_in_cache(out, scratch, differing_bits(input), Side::Data);
@@ -77,13 +106,8 @@ pub fn radix_sort_into<T: Keyed>(input: &[T], out: &mut [T], scratch: &mut [T]) 
         None => out.copy_from_slice(input),
         Some(split) => {
             split.apply(input, scratch);
-            for r in split.buckets() {
-                sort_range(
-                    &mut scratch[r.clone()],
-                    &mut out[r],
-                    split.below,
-                    Side::Scratch,
-                );
+            for (r, varying) in split.buckets() {
+                sort_range(&mut scratch[r.clone()], &mut out[r], varying, Side::Scratch);
             }
         }
     }
@@ -140,37 +164,65 @@ fn sort_range<T: Keyed>(data: &mut [T], scratch: &mut [T], varying: u64, result:
         return;
     };
     split.apply(data, scratch);
-    for r in split.buckets() {
+    for (r, varying) in split.buckets() {
         let (bucket, bucket_scratch) = (&mut scratch[r.clone()], &mut data[r]);
-        sort_range(bucket, bucket_scratch, split.below, result.other());
+        sort_range(bucket, bucket_scratch, varying, result.other());
     }
 }
 
-/// One split of a range by a digit of its highest differing bits.
+/// One split of a range: by a digit of its highest differing bits, or,
+/// when that digit would leave most keys in one bucket (heavy tails), by
+/// the keys' magnitude.
 struct Split {
-    shift: u32,
-    bits: u32,
+    how: Bucketing,
     /// Bucket boundaries (prefix sums of the bucket sizes).
     bounds: Vec<usize>,
-    /// The bits on which keys of one bucket may still differ.
-    below: u64,
+    /// The bits on which keys of the range differ.
+    differing: u64,
     /// Whether to stream the output past the caches.
     stream: bool,
 }
 
+#[derive(Clone, Copy)]
+enum Bucketing {
+    /// The `bits`-wide digit at `shift`.
+    Digit { shift: u32, bits: u32 },
+    /// [`magnitude`] below bit `top`.
+    Magnitude { top: u32 },
+}
+
 impl Split {
     fn apply<T: Keyed>(&self, src: &[T], dst: &mut [T]) {
-        scatter_split(src, dst, self.shift, self.bits, &self.bounds, self.stream);
+        let (bounds, stream) = (&self.bounds, self.stream);
+        match self.how {
+            Bucketing::Digit { shift, bits } => {
+                let mask = (1u64 << bits) - 1;
+                scatter_split(src, dst, bounds, stream, |k| digit(k, shift, mask));
+            }
+            Bucketing::Magnitude { top } => {
+                scatter_split(src, dst, bounds, stream, |k| magnitude(k, top));
+            }
+        }
     }
 
-    fn buckets(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
-        self.bounds.windows(2).map(|w| w[0]..w[1])
+    /// Every bucket's range and the bits on which its keys may differ.
+    fn buckets(&self) -> impl Iterator<Item = (std::ops::Range<usize>, u64)> + '_ {
+        self.bounds.windows(2).enumerate().map(|(b, w)| {
+            let top = match self.how {
+                Bucketing::Digit { shift, .. } => shift,
+                // Bucket b holds keys whose highest bit below `top` is b - 1.
+                Bucketing::Magnitude { .. } => (b as u32).saturating_sub(1),
+            };
+            (w[0]..w[1], below(self.differing, top))
+        })
     }
 }
 
 /// The split of `src` (keys differ at most on `varying`): a digit wide
 /// enough for cache-sized buckets, ending at the highest bit on which
-/// keys differ. None when all keys are equal.
+/// keys differ, or by magnitude when that takes a smaller largest bucket
+/// than a digit holding more than half of the keys. None when all keys
+/// are equal.
 fn plan_split<T: Keyed>(src: &[T], varying: u64) -> Option<Split> {
     let top = 64 - varying.leading_zeros();
     let bits = split_bits::<T>(src.len()).min(top);
@@ -187,12 +239,21 @@ fn plan_split<T: Keyed>(src: &[T], varying: u64) -> Option<Split> {
         shift = high - bits;
         surveyed = survey(src, shift, bits);
     }
+    let mut how = Bucketing::Digit { shift, bits };
+    let mut counts = surveyed.counts;
+    let largest = counts.iter().copied().max().unwrap_or(0);
+    if largest > src.len() / 2 {
+        let by_magnitude = magnitude_counts(src, high);
+        if by_magnitude.iter().copied().max().unwrap_or(0) < largest {
+            how = Bucketing::Magnitude { top: high };
+            counts = by_magnitude;
+        }
+    }
     let bytes = src.len().saturating_mul(std::mem::size_of::<T>());
     Some(Split {
-        shift,
-        bits,
-        bounds: prefix_sum(&surveyed.counts),
-        below: surveyed.differing & ((1u64 << shift) - 1),
+        how,
+        bounds: prefix_sum(&counts),
+        differing: surveyed.differing,
         stream: bytes > STREAM_BYTES,
     })
 }

@@ -105,51 +105,69 @@ pub fn survey<T: Keyed>(src: &[T], shift: u32, bits: u32) -> Survey {
     Survey { counts, differing }
 }
 
-/// Writes `src` into `dst` ordered by the `bits`-wide digit at `shift`
-/// (a split of the radix sort), keeping the order of equal digits;
-/// `bounds` are the bucket boundaries (`counts.len() + 1` prefix sums).
-/// With `stream`, full cache lines of `dst` bypass the caches.
-pub fn scatter_split<T: Keyed>(
-    src: &[T],
-    dst: &mut [T],
-    shift: u32,
-    bits: u32,
-    bounds: &[usize],
-    stream: bool,
-) {
+/// The bits of `key` below bit `top`.
+#[inline(always)]
+pub fn below(key: u64, top: u32) -> u64 {
+    key & u64::MAX.checked_shr(64 - top).unwrap_or(0)
+}
+
+/// The bit length (0..=`top`) of `key`'s bits below `top`: for keys that
+/// agree on every bit from `top` up, a bucket number in key order that
+/// separates keys of different magnitude.
+#[inline(always)]
+pub fn magnitude(key: u64, top: u32) -> usize {
+    (64 - below(key, top).leading_zeros()) as usize
+}
+
+/// Histogram of [`magnitude`] over `src`.
+pub fn magnitude_counts<T: Keyed>(src: &[T], top: u32) -> Vec<usize> {
+    let mut counts = vec![0usize; top as usize + 1];
+    for x in src {
+        counts[magnitude(x.key(), top)] += 1;
+    }
+    counts
+}
+
+/// Writes `src` into `dst` ordered by `bucket_of(key)` (a split of the
+/// radix sort, in key order), keeping the order within buckets; `bounds`
+/// are the bucket boundaries (prefix sums of the bucket sizes). With
+/// `stream`, full cache lines of `dst` bypass the caches.
+pub fn scatter_split<T, F>(src: &[T], dst: &mut [T], bounds: &[usize], stream: bool, bucket_of: F)
+where
+    T: Keyed,
+    F: Fn(u64) -> usize,
+{
     if stream {
-        scatter_streaming(src, dst, shift, bits, bounds);
+        scatter_streaming(src, dst, bounds, bucket_of);
     } else {
-        scatter_plain(src, dst, shift, bits, bounds);
+        scatter_plain(src, dst, bounds, bucket_of);
     }
 }
 
-/// [`scatter_split`] with streaming stores. Full cache lines of `dst` are written
-/// with streaming stores, so `dst` is not read and does not evict the
-/// caches; `dst` is readable by other threads once they synchronise with
+/// [`scatter_split`] with streaming stores: full cache lines of `dst`
+/// are written past the caches, so `dst` is not read and does not evict
+/// them; `dst` is readable by other threads once they synchronise with
 /// this one.
-pub fn scatter_streaming<T: Keyed>(
-    src: &[T],
-    dst: &mut [T],
-    shift: u32,
-    bits: u32,
-    bounds: &[usize],
-) {
+fn scatter_streaming<T, F>(src: &[T], dst: &mut [T], bounds: &[usize], bucket_of: F)
+where
+    T: Keyed,
+    F: Fn(u64) -> usize,
+{
     let size = std::mem::size_of::<T>();
     let offset_in_line = dst.as_ptr() as usize % LINE_BYTES;
     if size == 0 || LINE_BYTES % size != 0 || offset_in_line % size != 0 {
         // Elements straddle cache lines: no whole line to stream.
-        return scatter_plain(src, dst, shift, bits, bounds);
+        return scatter_plain(src, dst, bounds, bucket_of);
     }
+    let buckets = bounds.len() - 1;
     let mut staging = Staging {
-        lines: vec![T::zeroed(); Staging::<T>::LINE << bits],
+        lines: vec![T::zeroed(); Staging::<T>::LINE * buckets],
         phase: offset_in_line / size,
         bounds,
     };
-    let mask = (1u64 << bits) - 1;
-    let mut next: Vec<usize> = bounds[..bounds.len() - 1].to_vec();
+    let mut next: Vec<usize> = bounds[..buckets].to_vec();
     for &x in src {
-        let b = digit(x.key(), shift, mask);
+        let b = bucket_of(x.key());
         let at = next[b];
         next[b] = at + 1;
         staging.put(dst, b, at, x);
@@ -208,11 +226,14 @@ impl<T: Keyed> Staging<'_, T> {
 }
 
 /// [`scatter_split`] with plain stores.
-fn scatter_plain<T: Keyed>(src: &[T], dst: &mut [T], shift: u32, bits: u32, bounds: &[usize]) {
-    let mask = (1u64 << bits) - 1;
+fn scatter_plain<T, F>(src: &[T], dst: &mut [T], bounds: &[usize], bucket_of: F)
+where
+    T: Keyed,
+    F: Fn(u64) -> usize,
+{
     let mut next: Vec<usize> = bounds[..bounds.len() - 1].to_vec();
     for &x in src {
-        let b = digit(x.key(), shift, mask);
+        let b = bucket_of(x.key());
         dst[next[b]] = x;
         next[b] += 1;
     }
@@ -229,8 +250,10 @@ mod tests {
         let survey = survey(src, shift, bits);
         let bounds = prefix_sum(&survey.counts);
         let mut buf = vec![T::zeroed(); src.len() + skip];
-        scatter_streaming(src, &mut buf[skip..], shift, bits, &bounds);
         let mask = (1u64 << bits) - 1;
+        scatter_split(src, &mut buf[skip..], &bounds, true, |k| {
+            digit(k, shift, mask)
+        });
         let mut expect = src.to_vec();
         expect.sort_by_key(|x| digit(x.key(), shift, mask)); // stable
         assert_eq!(&buf[skip..], &expect[..]);
@@ -277,6 +300,16 @@ mod tests {
         assert_eq!(dst, sorted);
         count(&src, LSD_BITS, &mut counts);
         assert_eq!(next_counts, counts);
+        let mut by_size = src.clone();
+        let bounds = prefix_sum(&magnitude_counts(&src, 40));
+        scatter_split(&src, &mut by_size, &bounds, false, |k| magnitude(k, 40));
+        assert!(by_size
+            .windows(2)
+            .all(|w| magnitude(w[0], 40) <= magnitude(w[1], 40)));
+        assert_eq!(
+            (below(u64::MAX, 0), below(u64::MAX, 64), below(0xff, 4)),
+            (0, u64::MAX, 0xf)
+        );
         let s = survey(&src, 0, 4);
         assert_eq!(s.counts.iter().sum::<usize>(), src.len());
         assert_eq!(s.differing, src.iter().fold(0, |a, &k| a | (k ^ src[0])));

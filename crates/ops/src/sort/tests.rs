@@ -41,6 +41,14 @@ fn datasets() -> Vec<(&'static str, Vec<Tuple>)> {
             "high bits only",
             rows(60_000, &|i| splitmix64(i as u64) & 0xff00_0000_0000_0000),
         ),
+        // A heavy tail: most keys tiny, a few up to 2^60.
+        (
+            "heavy tail",
+            rows(120_000, &|i| {
+                let u = (splitmix64(i as u64) >> 11) as f64 / (1u64 << 53) as f64;
+                (1.0 / (u + 1e-9)).powi(2) as u64
+            }),
+        ),
         // Runs of equal high parts of every length, for the LSD fix-up.
         (
             "clustered",
