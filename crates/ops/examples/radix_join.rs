@@ -6,14 +6,18 @@
 //! `cargo run --release -p numakit-ops --example radix_join -- [BUILD_ROWS
 //! [PROBE_ROWS [THREADS]]]` (defaults: 1M, 16M, all CPUs).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use numakit_ops::datagen::{generate, GenSpec, KeyDist};
 use numakit_ops::join::{join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput};
-use numakit_ops::partition::{partition_relation, plan_passes, Variant, MAX_BITS_PER_PASS};
+use numakit_ops::partition::{
+    partition_relation, plan_passes, Partitioned, Variant, MAX_BITS_PER_PASS,
+};
 use numakit_ops::timing::Silent;
 use numakit_ops::Relation;
+use numakit_placement::pages::pages_per_node;
 use numakit_placement::PlacementMode;
 use numakit_pool::{Pool, PoolBuilder};
 
@@ -89,15 +93,40 @@ fn show_partitioning(pool: &Pool, r: &Relation) -> Result<(), Box<dyn std::error
             .map(|p| parts.partition_len(p))
             .collect();
         println!(
-            "{}: {} partitions ({} pass(es)), {}..{} rows each, partition 0 in {} piece(s) on node {}",
+            "{}: {} partitions ({} pass(es)), {}..{} rows each, partition 0 in {} piece(s) on node {}; {}",
             variant.name(),
             parts.fanout(),
             plan.passes(),
             sizes.iter().min().unwrap_or(&0),
             sizes.iter().max().unwrap_or(&0),
             parts.pieces(0).count(),
-            parts.home(0)
+            parts.home(0),
+            placement_summary(&parts)?
         );
     }
     Ok(())
+}
+
+/// Where the pieces' pages really are (move_pages), against where the
+/// partitioning says they are, and how many partitions each node is home
+/// to.
+fn placement_summary(parts: &Partitioned) -> Result<String, Box<dyn std::error::Error>> {
+    let (mut right, mut wrong) = (0usize, 0usize);
+    let mut homes: BTreeMap<u32, usize> = BTreeMap::new();
+    for p in 0..parts.fanout() {
+        *homes.entry(parts.home(p)).or_default() += 1;
+        for piece in parts.pieces(p) {
+            let bytes = std::mem::size_of_val(piece.data);
+            for (node, pages) in pages_per_node(piece.data.as_ptr().cast(), bytes)? {
+                if node == piece.node {
+                    right += pages;
+                } else {
+                    wrong += pages;
+                }
+            }
+        }
+    }
+    Ok(format!(
+        "pages on the pieces' nodes: {right}, elsewhere: {wrong}; partitions per home node: {homes:?}"
+    ))
 }
