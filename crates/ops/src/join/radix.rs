@@ -5,8 +5,9 @@
 //! cache-sized bucket table ([`bucket_table`]). They differ in pass 1
 //! ([`crate::partition::Variant`]): PRO scatters into each partition's
 //! home node (one contiguous local piece per partition), CPRL partitions
-//! node-locally (a partition is one piece per worker, read remotely by
-//! the join task).
+//! node-locally without any histogram (a partition is a few blocks per
+//! worker, the remote ones read by the join task as large sequential
+//! reads).
 //!
 //! The number of bits comes from the build side: a partition of R (and
 //! its table) should fit the L2 ([`RadixConfig::target_partition_bytes`]);
@@ -18,7 +19,10 @@
 //! workers take local partitions first and steal remote ones only when
 //! their node runs dry (a naive single queue makes most threads read
 //! remote memory); larger partitions go first. Every worker has its own
-//! [`Sink`] and table, so results and scratch are never shared.
+//! [`Sink`] and table, so results and scratch are never shared. A pair
+//! whose probe side is far above its share (skew: one key holding much
+//! of S) gets one table and several probe tasks, so that one hot key does
+//! not leave the other workers idle.
 //!
 //! This module plans and schedules the join; partitioning is
 //! [`crate::partition`]'s, the per-partition kernel [`bucket_table`]'s.

@@ -4,9 +4,10 @@
 //! a prefix sum into write offsets, and a scatter. [`scatter`] is the
 //! plain single-threaded version (any partition function); the parallel
 //! partitioner uses the same steps with software write-combining buffers
-//! ([`swwcb`]: a few cache lines per partition, flushed a whole line at a
+//! ([`swwcb`]: a few cache lines per partition, flushed whole lines at a
 //! time, with non-temporal stores when the output is larger than the
-//! caches).
+//! caches). Partition numbers are computed 16 at a time, vectorised with
+//! AVX2 where the CPU has it (`simd`).
 //!
 //! The parallel API, for every operator that partitions (radix joins,
 //! aggregation, sort helpers):
@@ -19,11 +20,15 @@
 //!   of two NUMA variants ([`Variant::Pro`]: global histogram, every worker
 //!   writes its share of every partition straight into that partition's
 //!   node; [`Variant::Cprl`]: every worker partitions its chunk into its
-//!   own node-local buffer, no global histogram) in one or two passes
+//!   own node-local buffer, with no histogram at all on large inputs) in
+//!   one or two passes
 //!   ([`PassPlan`], see [`passes`] for how the number of passes is chosen).
 //! - The result, [`Partitioned`], lists for every partition its pieces
 //!   (slices and the node they live on) and its home node, where tasks
-//!   working on it should be queued (`pool.scope` + `spawn_on`).
+//!   working on it should be queued (`pool.scope` + `spawn_on`). Dropping
+//!   it hands its buffers to [`recycle`] for the next partitioning (fresh
+//!   memory costs a page fault per page, several times the partitioning
+//!   on a VM).
 //!
 //! This module partitions; it does not join or aggregate.
 
