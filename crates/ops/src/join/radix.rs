@@ -2,7 +2,7 @@
 //!
 //! Both partition R and S by the same top hash bits so that only
 //! co-partitions can match, then join every pair (R_p, S_p) with a
-//! cache-sized bucket table ([`bucket_table`]). They differ in pass 1
+//! cache-sized bucket table (`bucket_table`). They differ in pass 1
 //! ([`crate::partition::Variant`]): PRO scatters into each partition's
 //! home node (one contiguous local piece per partition), CPRL partitions
 //! node-locally without any histogram (a partition is a few blocks per
@@ -25,7 +25,7 @@
 //! not leave the other workers idle.
 //!
 //! This module plans and schedules the join; partitioning is
-//! [`crate::partition`]'s, the per-partition kernel [`bucket_table`]'s.
+//! [`crate::partition`]'s, the per-partition kernel `bucket_table`'s.
 
 mod bucket_table;
 

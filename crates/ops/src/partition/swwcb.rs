@@ -215,7 +215,7 @@ impl<'a> ScatterTarget<'a> {
     }
 
     /// A target that needs no counts: partition p fills blocks of `block`
-    /// tuples (a multiple of [`SLOT_TUPLES`]) taken in turn from `out`,
+    /// tuples (a multiple of [`SLOT_LINES`] lines) taken in turn from `out`,
     /// which must be at least [`block_output_len`] long for the input.
     /// [`ScatterTarget::finish_blocks`] says which blocks hold what.
     pub fn blocks(out: &'a mut [Tuple], fanout: usize, block: usize) -> Self {
