@@ -119,7 +119,10 @@ pub struct AggregateArgs {
     #[arg(long, value_name = "DIST")]
     pub keys: Option<String>,
 
-    /// shuffle, migration, migration-copy, auto, or all (comma separated).
+    /// Methods, comma separated: shuffle, migration, migration-copy (Li
+    /// §4.3), local (per-worker tables merged at the end), partitioned
+    /// (cache-sized partitions one at a time), auto (numakit's pick from a
+    /// HyperLogLog estimate of the groups and the cache size), or all.
     #[arg(long, default_value = "auto", value_name = "LIST")]
     pub method: String,
 
@@ -141,6 +144,11 @@ pub struct SortArgs {
     #[arg(long, default_value = "key", value_name = "COL")]
     pub key: String,
 
+    /// A column carried along with the key (without it, a file's key
+    /// column is sorted alone).
+    #[arg(long, value_name = "COL")]
+    pub payload: Option<String>,
+
     /// Generated input: number of rows.
     #[arg(long, default_value = "16000000", value_name = "N", value_parser = parse_count)]
     pub rows: u64,
@@ -150,8 +158,8 @@ pub struct SortArgs {
     #[arg(long, value_name = "DIST")]
     pub keys: Option<String>,
 
-    /// Sort the keys alone (no payload, half the bytes to move). Files
-    /// with only the key column are sorted this way anyway.
+    /// Generated input: sort the keys alone (no payload, half the bytes to
+    /// move).
     #[arg(long)]
     pub keys_only: bool,
 

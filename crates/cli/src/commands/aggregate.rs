@@ -52,12 +52,7 @@ fn methods(spec: &str) -> Result<Vec<AggMethod>> {
     let mut list = Vec::new();
     for name in column_list(spec) {
         if name == "all" {
-            list.extend([
-                AggMethod::Shuffle,
-                AggMethod::Migration,
-                AggMethod::MigrationCopy,
-                AggMethod::Auto,
-            ]);
+            list.extend(AggMethod::ALL);
         } else {
             list.push(name.parse().map_err(anyhow::Error::msg)?);
         }
@@ -209,12 +204,7 @@ fn sweep(
     args: &AggregateArgs,
     spinner: &Spinner,
 ) -> Result<Vec<(u64, AggMethod, f64)>> {
-    let methods = [
-        AggMethod::Shuffle,
-        AggMethod::Migration,
-        AggMethod::MigrationCopy,
-        AggMethod::Auto,
-    ];
+    let methods = AggMethod::ALL;
     let mut out = Vec::new();
     let mut groups = 1024u64;
     while groups <= args.rows.max(1024) && groups <= 16 << 20 {

@@ -186,16 +186,22 @@ pub struct Throughput {
     pub seconds: Spread,
     /// Input rows per second (median time).
     pub rows_per_second: f64,
-    /// Input bytes (16 per row) per second, in GB/s (median time).
+    /// Input bytes per second, in GB/s (median time).
     pub gb_per_second: f64,
 }
 
 impl Throughput {
+    /// Rows of 16 bytes (a key and a payload).
     pub fn of(times: &[f64], input_rows: u64) -> Self {
+        Self::of_rows(times, input_rows, 16)
+    }
+
+    /// Rows of `row_bytes` bytes.
+    pub fn of_rows(times: &[f64], input_rows: u64, row_bytes: u64) -> Self {
         let seconds = Spread::of(times);
         Self {
             rows_per_second: input_rows as f64 / seconds.median,
-            gb_per_second: (input_rows * 16) as f64 / seconds.median / 1e9,
+            gb_per_second: (input_rows * row_bytes) as f64 / seconds.median / 1e9,
             seconds,
         }
     }

@@ -1,19 +1,19 @@
 //! `numakit sort`: the NUMA-aware sort on generated data or a file's key
-//! column, checked to be sorted (and against the reference with
-//! `--verify`).
+//! column (alone, or with a payload column carried along), checked to be
+//! sorted and complete (and against the reference with `--verify`).
 
 use anyhow::{ensure, Context, Result};
-use numakit_io::{IntKind, Table};
-use numakit_ops::datagen::KeyDist;
-use numakit_ops::sort::{sort, SortResult};
-use numakit_ops::{reference, PhaseTime, Relation};
+use numakit_io::{Column, IntKind, Table};
+use numakit_ops::datagen::{splitmix64, KeyDist};
+use numakit_ops::sort::{i64_to_ordered_u64, ordered_u64_to_i64, sort, sort_keys, KeyColumn};
+use numakit_ops::{reference, PhaseTime, Relation, Tuple};
 use numakit_placement::PlacementMode;
 use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::opcommon::{
     build_pool, generated, key_dist, median_phases, phase_line, rate, read_columns, relation_of,
-    signed_column, write_table, Throughput, VERIFY_LIMIT_ROWS,
+    write_table, Throughput, VERIFY_LIMIT_ROWS,
 };
 use crate::format::table;
 use crate::op_args::SortArgs;
@@ -33,71 +33,165 @@ pub struct SortReport {
     pub verified: bool,
 }
 
-/// Maps signed keys to unsigned ones in the same order (and back).
-fn flip_sign(rel: &mut Relation) {
+/// What is sorted: keys with payloads, or keys alone.
+enum Data {
+    Tuples(Relation),
+    Keys(KeyColumn),
+}
+
+/// The input, with keys mapped to an order-preserving unsigned form.
+struct Input {
+    data: Data,
+    key_kind: IntKind,
+    payload: Option<(String, IntKind)>,
+}
+
+fn to_ordered(v: u64, kind: IntKind) -> u64 {
+    match kind {
+        IntKind::Signed => i64_to_ordered_u64(v as i64),
+        IntKind::Unsigned => v,
+    }
+}
+
+fn from_ordered(v: u64, kind: IntKind) -> u64 {
+    match kind {
+        IntKind::Signed => ordered_u64_to_i64(v) as u64,
+        IntKind::Unsigned => v,
+    }
+}
+
+fn generated_input(pool: &Pool, args: &SortArgs) -> Result<Input> {
+    let dist = match &args.keys {
+        Some(spec) => key_dist(spec, args.rows)?,
+        None => KeyDist::Uniform { max: u64::MAX },
+    };
+    let data = if args.keys_only && args.keys.is_none() {
+        let seed = splitmix64(args.common.seed);
+        Data::Keys(KeyColumn::from_fn(pool, args.rows as usize, |i| {
+            splitmix64(seed ^ i as u64)
+        })?)
+    } else {
+        let rel = generated(pool, args.rows, dist, args.common.seed)?;
+        if args.keys_only {
+            let keys: Vec<u64> = rel.to_vec().iter().map(|t| t.key).collect();
+            Data::Keys(KeyColumn::from_keys(pool, &keys)?)
+        } else {
+            Data::Tuples(rel)
+        }
+    };
+    Ok(Input {
+        data,
+        key_kind: IntKind::Unsigned,
+        payload: (!args.keys_only).then(|| ("row".to_string(), IntKind::Signed)),
+    })
+}
+
+fn file_input(pool: &Pool, args: &SortArgs, path: &std::path::Path) -> Result<Input> {
+    let mut cols = vec![args.key.clone()];
+    cols.extend(args.payload.clone());
+    let t = read_columns(path, &cols)?;
+    let key = t.column(&args.key)?;
+    let kind = key.kind;
+    let Some(name) = &args.payload else {
+        let keys = KeyColumn::from_fn(pool, key.values.len(), |i| to_ordered(key.values[i], kind))?;
+        return Ok(Input {
+            data: Data::Keys(keys),
+            key_kind: kind,
+            payload: None,
+        });
+    };
+    let p = t.column(name)?;
+    let rel = relation_of(pool, &key.values, |i| p.values[i])?;
+    let mut rel = rel;
     for chunk in rel.chunks_mut() {
         for t in chunk.tuples.iter_mut() {
-            t.key ^= 1 << 63;
+            t.key = to_ordered(t.key, kind);
+        }
+    }
+    Ok(Input {
+        data: Data::Tuples(rel),
+        key_kind: kind,
+        payload: Some((name.clone(), p.kind)),
+    })
+}
+
+/// One timed sort; returns its phases and the sorted rows as tuples
+/// (keys alone have payload 0).
+fn sort_once(pool: &Pool, data: &Data, spinner: &Spinner) -> Result<(Vec<PhaseTime>, Vec<Tuple>)> {
+    match data {
+        Data::Tuples(rel) => {
+            let r = sort(pool, rel, spinner).context("sort")?;
+            let rows = r.sorted.as_ref().map(Relation::to_vec).unwrap_or_default();
+            Ok((r.phases, rows))
+        }
+        Data::Keys(keys) => {
+            let r = sort_keys(pool, keys, spinner).context("sort")?;
+            let rows = r.sorted.as_ref().map(KeyColumn::to_vec).unwrap_or_default();
+            Ok((
+                r.phases,
+                rows.into_iter().map(|k| Tuple::new(k, 0)).collect(),
+            ))
         }
     }
 }
 
-struct Input {
-    rel: Relation,
-    signed: bool,
-}
-
-fn input(pool: &Pool, args: &SortArgs) -> Result<Input> {
-    let Some(path) = &args.input else {
-        let dist = match &args.keys {
-            Some(spec) => key_dist(spec, args.rows)?,
-            None => KeyDist::Uniform { max: u64::MAX },
-        };
-        let rel = generated(pool, args.rows, dist, args.common.seed)?;
-        return Ok(Input { rel, signed: false });
-    };
-    let t = read_columns(path, std::slice::from_ref(&args.key))?;
-    let col = t.column(&args.key)?;
-    let mut rel = relation_of(pool, &col.values, |i| i as u64)?;
-    let signed = col.kind == IntKind::Signed;
-    if signed {
-        flip_sign(&mut rel);
+fn input_rows(data: &Data) -> Vec<Tuple> {
+    match data {
+        Data::Tuples(rel) => rel.to_vec(),
+        Data::Keys(keys) => keys
+            .to_vec()
+            .into_iter()
+            .map(|k| Tuple::new(k, 0))
+            .collect(),
     }
-    Ok(Input { rel, signed })
 }
 
 pub fn run(args: &SortArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     let pool = build_pool(&args.common, mode)?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("loading input");
-    let data = input(&pool, args)?;
+    let input = match &args.input {
+        Some(path) => file_input(&pool, args, path)?,
+        None => generated_input(&pool, args)?,
+    };
     let mut times = Vec::new();
     let mut phases = Vec::new();
-    let mut last: Option<SortResult> = None;
+    let mut sorted = Vec::new();
     for rep in 0..args.common.reps {
         spinner.set_prefix(format!("sort, rep {}", rep + 1));
-        let r = sort(&pool, &data.rel, &spinner).context("sort")?;
-        times.push(numakit_ops::timing::total_seconds(&r.phases));
-        phases.push(r.phases.clone());
-        last = Some(r);
+        let (p, rows) = sort_once(&pool, &input.data, &spinner)?;
+        times.push(numakit_ops::timing::total_seconds(&p));
+        phases.push(p);
+        sorted = rows;
     }
     spinner.finish();
-    let result = last.context("no sort ran")?;
-    let mut sorted = result.sorted.context("the sort returned no relation")?;
-    check_sorted(&sorted, data.rel.len())?;
-    let verified = args.common.verify && verify(&data.rel, &sorted)?;
-    if data.signed {
-        flip_sign(&mut sorted);
-    }
+    let rows = match &input.data {
+        Data::Tuples(r) => r.len(),
+        Data::Keys(k) => k.len(),
+    };
+    ensure!(
+        sorted.len() == rows,
+        "the sort returned {} rows for {rows}",
+        sorted.len()
+    );
+    ensure!(
+        sorted.windows(2).all(|w| w[0].key <= w[1].key),
+        "the sort's output is out of order"
+    );
+    let verified = args.common.verify && verify(&input.data, &sorted)?;
     if let Some(path) = &args.common.out {
-        write_table(path, &sorted_table(&sorted, data.signed))?;
+        write_table(path, &sorted_table(&sorted, &input))?;
     }
-    let rows = data.rel.len() as u64;
-    let throughput = Throughput::of(&times, rows);
+    let row_bytes = if matches!(input.data, Data::Keys(_)) {
+        8
+    } else {
+        16
+    };
+    let throughput = Throughput::of_rows(&times, rows as u64, row_bytes);
     let report = SortReport {
-        rows,
+        rows: rows as u64,
         threads: pool.workers(),
-        keys_only: args.keys_only,
+        keys_only: matches!(input.data, Data::Keys(_)),
         seconds: throughput.seconds.median,
         throughput,
         phases: median_phases(&phases),
@@ -111,49 +205,38 @@ pub fn run(args: &SortArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
     Ok(())
 }
 
-/// The output must hold every row, in key order across chunks.
-fn check_sorted(sorted: &Relation, rows: usize) -> Result<()> {
+fn verify(data: &Data, sorted: &[Tuple]) -> Result<bool> {
     ensure!(
-        sorted.len() == rows,
-        "the sort returned {} rows for {rows}",
-        sorted.len()
-    );
-    let mut last = 0u64;
-    for chunk in sorted.chunks() {
-        for t in chunk.tuples.iter() {
-            ensure!(t.key >= last, "the sort's output is out of order");
-            last = t.key;
-        }
-    }
-    Ok(())
-}
-
-fn verify(input: &Relation, sorted: &Relation) -> Result<bool> {
-    ensure!(
-        input.len() <= VERIFY_LIMIT_ROWS,
+        sorted.len() <= VERIFY_LIMIT_ROWS,
         "--verify is limited to {VERIFY_LIMIT_ROWS} rows (the reference is sequential)"
     );
     let mut got = sorted.to_vec();
     got.sort_unstable();
     ensure!(
-        got == reference::sort(&input.to_vec()),
+        got == reference::sort(&input_rows(data)),
         "wrong result: the sorted rows differ from the input's"
     );
     Ok(true)
 }
 
-fn sorted_table(sorted: &Relation, signed: bool) -> Table {
-    let rows = sorted.to_vec();
-    let mut key = signed_column("key", rows.iter().map(|t| t.key).collect());
-    if !signed {
-        key.kind = IntKind::Unsigned;
+fn sorted_table(sorted: &[Tuple], input: &Input) -> Table {
+    let key = Column {
+        name: "key".into(),
+        kind: input.key_kind,
+        values: sorted
+            .iter()
+            .map(|t| from_ordered(t.key, input.key_kind))
+            .collect(),
+    };
+    let mut columns = vec![key];
+    if let Some((name, kind)) = &input.payload {
+        columns.push(Column {
+            name: name.clone(),
+            kind: *kind,
+            values: sorted.iter().map(|t| t.payload).collect(),
+        });
     }
-    Table {
-        columns: vec![
-            key,
-            signed_column("row", rows.iter().map(|t| t.payload).collect()),
-        ],
-    }
+    Table { columns }
 }
 
 fn render(r: &SortReport) -> String {
@@ -177,8 +260,13 @@ fn render(r: &SortReport) -> String {
         ],
     ];
     let mut out = format!(
-        "sort of {} rows on {} threads\n\n{}",
+        "sort of {} {} on {} threads\n\n{}",
         r.rows,
+        if r.keys_only {
+            "keys"
+        } else {
+            "rows (key + payload)"
+        },
         r.threads,
         table(&rows)
     );
