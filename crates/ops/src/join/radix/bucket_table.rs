@@ -19,7 +19,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::hash::hash64;
 use crate::join::sink::Sink;
 use crate::join::JoinKind;
 use crate::partition::simd::{count_key, run_kernel, Kernel, Width};
@@ -48,7 +47,8 @@ pub struct BucketTable {
     /// relaxed, on x86 plain, loads and stores) so that several tasks can
     /// probe one table at once.
     matched: Vec<AtomicBool>,
-    mask: u64,
+    /// log2 of the number of buckets.
+    bucket_bits: u32,
 }
 
 impl BucketTable {
@@ -68,13 +68,13 @@ impl BucketTable {
             "a join partition of {n} rows is too big"
         );
         let buckets = (n * BUCKETS_PER_ROW).next_power_of_two().max(1);
-        self.mask = buckets as u64 - 1;
+        self.bucket_bits = buckets.trailing_zeros();
         self.count_buckets(pieces.clone(), buckets);
         self.len = n;
         self.rows.clear();
         self.rows.resize(n + PAD, Tuple::default());
         for t in pieces.flat_map(|p| p.iter()) {
-            let b = (hash64(t.key) & self.mask) as usize;
+            let b = self.bucket(t.key);
             self.heads[b] -= 1;
             self.rows[self.heads[b] as usize] = *t;
         }
@@ -92,7 +92,8 @@ impl BucketTable {
         self.heads.clear();
         self.heads.resize(buckets + 1, 0);
         for t in pieces.flat_map(|p| p.iter()) {
-            self.heads[(hash64(t.key) & self.mask) as usize] += 1;
+            let b = self.bucket(t.key);
+            self.heads[b] += 1;
         }
         let mut total = 0u32;
         for h in &mut self.heads[..buckets] {
@@ -123,10 +124,19 @@ impl BucketTable {
         }
     }
 
+    /// The bucket of `key`: the top bits of one multiply (Fibonacci
+    /// hashing), cheaper than a full hash64 and independent of the
+    /// partitioning, which used hash64's top bits (keys of one partition
+    /// share those, not these). Two shifts make 0 bits give bucket 0.
+    #[inline(always)]
+    fn bucket(&self, key: u64) -> usize {
+        ((key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 1) >> (63 - self.bucket_bits)) as usize
+    }
+
     /// The run of rows with key `key`, if any.
     #[inline(always)]
     fn find(&self, key: u64) -> Option<(usize, usize)> {
-        let b = (hash64(key) & self.mask) as usize;
+        let b = self.bucket(key);
         let (mut i, end) = (self.heads[b] as usize, self.heads[b + 1] as usize);
         while i < end {
             let next = self.run_end[i] as usize;
@@ -248,7 +258,7 @@ impl Kernel for CountMatches<'_> {
     fn run<W: Width>(self, width: W) -> u64 {
         const GROUP: usize = 16;
         let table = self.table;
-        let bucket = |key: u64| (hash64(key) & table.mask) as usize;
+        let bucket = |key: u64| table.bucket(key);
         let mut total = 0;
         let mut groups = self.probe.chunks_exact(GROUP);
         for group in &mut groups {
