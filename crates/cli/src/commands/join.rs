@@ -48,15 +48,6 @@ pub struct JoinReport {
     pub verified: bool,
 }
 
-/// The algorithm `auto` runs, and why.
-pub fn auto_algorithm(pool: &Pool, left_rows: usize) -> (JoinAlgorithm, String) {
-    let _ = (pool, left_rows);
-    (
-        JoinAlgorithm::RadixPro,
-        "radix join (PRO): partitions of the build side fit the cache".to_string(),
-    )
-}
-
 fn algorithms(
     spec: &str,
     pool: &Pool,
@@ -68,7 +59,7 @@ fn algorithms(
         match name.as_str() {
             "all" => list.extend(JoinAlgorithm::ALL),
             "auto" => {
-                let (a, why) = auto_algorithm(pool, left_rows);
+                let (a, why) = numakit_ops::join::choose::recommend(pool);
                 list.push(a);
                 reason = Some(why);
             }
@@ -132,7 +123,7 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("loading inputs");
     let data = inputs(&pool, args)?;
-    let (list, auto_reason) = algorithms(&args.algorithm, &pool, data.left.len())?;
+    let (list, auto_reason) = algorithms(&args.algorithm, &pool)?;
     let mut times = vec![Vec::new(); list.len()];
     let mut phases = vec![Vec::new(); list.len()];
     let mut first: Option<JoinResult> = None;

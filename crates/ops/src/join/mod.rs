@@ -11,6 +11,7 @@
 //! algorithm lives in its own submodule.
 
 mod atomic_words;
+pub mod choose;
 mod merge;
 pub mod mpsm;
 pub mod npo;
