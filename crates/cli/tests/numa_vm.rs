@@ -182,6 +182,12 @@ fn check_doctor(g: &Guest, doctor: &Value) {
 }
 
 fn check_main_job(g: &Guest, run: &Value) {
+    assert_eq!(
+        run["operators"]["verified"],
+        Value::Bool(true),
+        "the main job's operators: {}",
+        run["operators_skipped"]
+    );
     let r = &run["reduction"];
     assert_eq!(r["verified"], Value::Bool(true));
     let parts = r["parts"].as_array().unwrap();
@@ -344,4 +350,75 @@ fn inherited_affinity_is_respected(run: &PathBuf) {
     );
     assert_eq!(run["reduction"]["workers"].as_u64(), Some(2));
     assert_eq!(run["reduction"]["verified"], Value::Bool(true));
+}
+
+/// The operators' runs in a guest: every join algorithm and kind, every
+/// aggregation method and the sort, each verified against the sequential
+/// reference inside the guest.
+const OPERATOR_RUNS: [&str; 8] = [
+    "join --json --quiet --placement strict --algorithm all --verify --output checksum --left-rows 20000 --right-rows 100000",
+    "join --json --quiet --placement strict --algorithm all --verify --output checksum --kind left --left-rows 20000 --right-rows 60000 --right-keys zipf:1.5:40000",
+    "join --json --quiet --placement strict --algorithm all --verify --output checksum --kind semi --left-rows 20000 --right-rows 50000 --left-keys uniform:8000 --right-keys uniform:16000",
+    "join --json --quiet --placement strict --algorithm all --verify --output checksum --kind anti --left-rows 20000 --right-rows 50000 --left-keys uniform:8000 --right-keys uniform:16000",
+    "aggregate --json --quiet --placement strict --method all --verify --rows 200000 --groups 5000",
+    "aggregate --json --quiet --placement strict --method all --verify --rows 200000 --keys zipf:1.5:100000",
+    "sort --json --quiet --placement strict --verify --rows 200000",
+    "sort --json --quiet --placement strict --verify --rows 200000 --keys-only --keys zipf:1.5",
+];
+
+fn check_operators(g: &Guest, out: &[String]) {
+    assert_eq!(
+        out.len(),
+        OPERATOR_RUNS.len(),
+        "one output per operator run"
+    );
+    for (args, text) in OPERATOR_RUNS.iter().zip(out) {
+        let report = json(text);
+        assert_eq!(
+            report["verified"],
+            Value::Bool(true),
+            "{} nodes: `{args}` verified: {report}",
+            g.nodes
+        );
+        if args.starts_with("join") {
+            assert_eq!(report["algorithms"].as_array().map(Vec::len), Some(4));
+        }
+        if args.starts_with("aggregate") {
+            assert!(report["methods"].as_array().map_or(0, Vec::len) >= 4);
+        }
+    }
+}
+
+#[test]
+fn operators_are_correct_in_multi_node_guests() {
+    let Some(run) = harness() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the multi-node tests, but ../shared/numa-vm/run is missing"
+        );
+        eprintln!("skipped: no numa-vm harness at ../shared/numa-vm/run (set NUMA_VM_RUN)");
+        return;
+    };
+    let guests = [
+        Guest {
+            nodes: 2,
+            cpus: 2,
+            distances: "flat",
+        },
+        Guest {
+            nodes: 4,
+            cpus: 4,
+            distances: "ring",
+        },
+        Guest {
+            nodes: 8,
+            cpus: 8,
+            distances: "2hop",
+        },
+    ];
+    for g in &guests {
+        let out = in_guest(&run, g, &OPERATOR_RUNS);
+        check_operators(g, &out);
+        eprintln!("guest with {} nodes: every operator verified", g.nodes);
+    }
 }

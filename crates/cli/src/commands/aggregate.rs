@@ -12,8 +12,8 @@ use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::opcommon::{
-    build_pool, column_list, generated, key_dist, median_phases, phase_line, rate, read_columns,
-    relation_of, write_table, Throughput, VERIFY_LIMIT_ROWS,
+    build_pool, check_verify_size, column_list, generated, key_dist, median_phases, phase_line,
+    rate, read_columns, relation_of, write_table, Throughput,
 };
 use crate::format::table;
 use crate::op_args::AggregateArgs;
@@ -62,7 +62,8 @@ fn methods(spec: &str) -> Result<Vec<AggMethod>> {
     Ok(list)
 }
 
-fn input(pool: &Pool, args: &AggregateArgs) -> Result<Relation> {
+/// The input relation and how its keys are to be read (signed or not).
+fn input(pool: &Pool, args: &AggregateArgs) -> Result<(Relation, IntKind)> {
     let Some(path) = &args.input else {
         let dist = match &args.keys {
             Some(spec) => key_dist(spec, args.rows)?,
@@ -76,7 +77,7 @@ fn input(pool: &Pool, args: &AggregateArgs) -> Result<Relation> {
                 t.payload = v as u64;
             }
         }
-        return Ok(rel);
+        return Ok((rel, IntKind::Unsigned));
     };
     let keys = column_list(&args.key);
     ensure!(
@@ -92,7 +93,7 @@ fn input(pool: &Pool, args: &AggregateArgs) -> Result<Relation> {
         "column `{}` holds unsigned values above the int64 range; numakit aggregates int64 values",
         cols[1]
     );
-    relation_of(pool, &k.values, |i| v.values[i])
+    Ok((relation_of(pool, &k.values, |i| v.values[i])?, k.kind))
 }
 
 /// Runs every method `reps` times; returns the reports and one result.
@@ -146,10 +147,14 @@ fn measure(
 
 pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     let list = methods(&args.method)?;
+    if args.input.is_none() {
+        check_verify_size(args.common.verify, args.rows)?;
+    }
     let pool = build_pool(&args.common, mode)?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("loading input");
-    let rel = input(&pool, args)?;
+    let (rel, key_kind) = input(&pool, args)?;
+    check_verify_size(args.common.verify, rel.len() as u64)?;
     let (reports, result) = measure(&pool, &rel, &list, args.common.reps, &spinner)?;
     let verified = args.common.verify && verify(&rel, &result)?;
     let sweep = if args.sweep {
@@ -159,7 +164,11 @@ pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -
     };
     spinner.finish();
     if let Some(path) = &args.common.out {
-        write_table(path, &groups_table(&result.sorted())?)?;
+        let mut groups = result.sorted();
+        if key_kind == IntKind::Signed {
+            groups.sort_unstable_by_key(|g| g.key as i64);
+        }
+        write_table(path, &groups_table(&groups, key_kind)?)?;
     }
     let seconds = reports
         .iter()
@@ -183,10 +192,6 @@ pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -
 }
 
 fn verify(rel: &Relation, result: &AggResult) -> Result<bool> {
-    ensure!(
-        rel.len() <= VERIFY_LIMIT_ROWS,
-        "--verify is limited to {VERIFY_LIMIT_ROWS} input rows (the reference is sequential)"
-    );
     let want = reference::aggregate(&rel.to_vec());
     let got = result.sorted();
     ensure!(
@@ -223,7 +228,8 @@ fn sweep(
     Ok(out)
 }
 
-fn groups_table(groups: &[Group]) -> Result<Table> {
+/// Groups as a table in key order: key, count, sum, min, max.
+fn groups_table(groups: &[Group], key_kind: IntKind) -> Result<Table> {
     let sums = groups
         .iter()
         .map(|g| {
@@ -243,11 +249,7 @@ fn groups_table(groups: &[Group]) -> Result<Table> {
     };
     Ok(Table {
         columns: vec![
-            col(
-                "key",
-                IntKind::Signed,
-                groups.iter().map(|g| g.key).collect(),
-            ),
+            col("key", key_kind, groups.iter().map(|g| g.key).collect()),
             col(
                 "count",
                 IntKind::Unsigned,

@@ -11,8 +11,8 @@ use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::opcommon::{
-    build_pool, column_list, generated, key_codes, key_dist, median_phases, phase_line, rate,
-    read_columns, relation_of, signed_column, write_table, Throughput, VERIFY_LIMIT_ROWS,
+    build_pool, check_verify_size, column_list, generated, key_codes, key_dist, median_phases,
+    phase_line, rate, read_columns, relation_of, signed_column, write_table, Throughput,
 };
 use crate::format::table;
 use crate::op_args::JoinArgs;
@@ -48,11 +48,7 @@ pub struct JoinReport {
     pub verified: bool,
 }
 
-fn algorithms(
-    spec: &str,
-    pool: &Pool,
-    left_rows: usize,
-) -> Result<(Vec<JoinAlgorithm>, Option<String>)> {
+fn algorithms(spec: &str, pool: &Pool) -> Result<(Vec<JoinAlgorithm>, Option<String>)> {
     let mut list = Vec::new();
     let mut reason = None;
     for name in column_list(spec) {
@@ -119,10 +115,20 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
     if args.common.out.is_some() {
         output = JoinOutput::Materialize;
     }
+    if args.left.is_none() {
+        check_verify_size(
+            args.common.verify,
+            args.left_rows.saturating_add(args.right_rows),
+        )?;
+    }
     let pool = build_pool(&args.common, mode)?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("loading inputs");
     let data = inputs(&pool, args)?;
+    check_verify_size(
+        args.common.verify,
+        (data.left.len() + data.right.len()) as u64,
+    )?;
     let (list, auto_reason) = algorithms(&args.algorithm, &pool)?;
     let mut times = vec![Vec::new(); list.len()];
     let mut phases = vec![Vec::new(); list.len()];
@@ -208,11 +214,6 @@ fn agree(first: &Option<JoinResult>, got: &JoinResult, algorithm: JoinAlgorithm)
 }
 
 fn verify(data: &Inputs, kind: JoinKind, output: JoinOutput, result: &JoinResult) -> Result<bool> {
-    let rows = data.left.len() + data.right.len();
-    ensure!(
-        rows <= VERIFY_LIMIT_ROWS,
-        "--verify is limited to {VERIFY_LIMIT_ROWS} input rows (the reference is sequential); this join has {rows}"
-    );
     let want = reference::join(&data.left.to_vec(), &data.right.to_vec(), kind);
     let checksum = want.iter().fold(0u64, |a, r| a.wrapping_add(r.checksum()));
     ensure!(

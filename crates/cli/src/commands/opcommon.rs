@@ -19,6 +19,16 @@ use crate::op_args::OpCommon;
 /// Inputs larger than this are not checked against the reference.
 pub const VERIFY_LIMIT_ROWS: usize = 50_000_000;
 
+/// Refuses `--verify` on inputs too big for the sequential reference,
+/// before any work is done.
+pub fn check_verify_size(verify: bool, rows: u64) -> Result<()> {
+    ensure!(
+        !verify || rows <= VERIFY_LIMIT_ROWS as u64,
+        "--verify is limited to {VERIFY_LIMIT_ROWS} input rows (the reference is sequential); this run has {rows}"
+    );
+    Ok(())
+}
+
 /// A pool for an operator command.
 pub fn build_pool(common: &OpCommon, mode: PlacementMode) -> Result<Pool> {
     ensure!(common.reps > 0, "--reps must be at least 1");
