@@ -266,4 +266,12 @@ pub struct SimulateArgs {
     /// with `-sweep` before the extension (Figure 7). One machine only.
     #[arg(long, value_name = "FILE", conflicts_with = "all_presets")]
     pub chart: Option<std::path::PathBuf>,
+
+    /// Predict Li's Figure 10 instead: group-by aggregation by shuffling
+    /// (naive, ring) vs thread migration (with and without copying the
+    /// table), from 1K to 64M distinct keys per partition, and where the
+    /// ring shuffle overtakes migration. One partition per core unless
+    /// `--threads` says otherwise.
+    #[arg(long, conflicts_with = "chart")]
+    pub aggregation: bool,
 }

@@ -201,6 +201,23 @@ impl Machine {
             .collect()
     }
 
+    /// Resources loaded per GB/s of dirty cache lines that a consumer on
+    /// socket `dst` writes back to the memory of socket `src`: that memory
+    /// and the links of the route `dst -> src`, data only (an eviction sends
+    /// no snoops). Used for hash-table lines updated away from their home.
+    pub fn writeback_uses(&self, src: usize, dst: usize) -> Vec<Use> {
+        let memory = std::iter::once(self.sockets[src]);
+        let links = self.route(dst, src).iter().map(|&l| self.nodes.len() + l);
+        memory
+            .chain(links)
+            .map(|resource| Use {
+                resource,
+                data: 1.0,
+                snoop: 0.0,
+            })
+            .collect()
+    }
+
     /// The most one consumer thread on socket `dst` reads from socket `src`
     /// when it has a core of its own: the calibrated per-thread rate, scaled
     /// by local/route latency when the calibration asks for it and the
@@ -496,6 +513,24 @@ mod tests {
         assert_eq!(get("link 1->2"), None);
         let caps = m.capacities(&cal);
         assert!((caps[m.nodes.len()] - 10.9 * 1.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_write_back_loads_the_home_memory_and_the_way_back() {
+        let m = preset("nehalem-ex-4s");
+        let names: Vec<(String, f64, f64)> = m
+            .writeback_uses(1, 0)
+            .iter()
+            .map(|u| (m.resource_name(u.resource), u.data, u.snoop))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("memory of node 1".to_string(), 1.0, 0.0),
+                ("link 0->1".to_string(), 1.0, 0.0)
+            ]
+        );
+        assert_eq!(m.writeback_uses(2, 2).len(), 1, "local: memory only");
     }
 
     #[test]

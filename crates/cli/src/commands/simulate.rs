@@ -3,6 +3,7 @@
 //! this one.
 
 use anyhow::{ensure, Result};
+use numakit_sim::aggregation::{self, AggOptions, AggReport};
 use numakit_sim::{plan as sim_plan, predict_machine, render_report, Calibration, MachineReport};
 use numakit_topology::{presets, Topology};
 
@@ -48,6 +49,9 @@ pub fn run(args: &SimulateArgs, json: bool) -> Result<()> {
     } else {
         vec![machine(args.machine.as_deref())?]
     };
+    if args.aggregation {
+        return run_aggregation(&topos, args, json);
+    }
     let reports = topos
         .iter()
         .map(|t| report_for(t, args.threads))
@@ -64,6 +68,38 @@ pub fn run(args: &SimulateArgs, json: bool) -> Result<()> {
         println!("{value}");
     } else {
         let texts: Vec<String> = reports.iter().map(render_report).collect();
+        println!("{}", texts.join("\n\n"));
+    }
+    Ok(())
+}
+
+/// `numakit simulate --aggregation`: Li Figure 10 predicted on each machine.
+fn run_aggregation(topos: &[Topology], args: &SimulateArgs, json: bool) -> Result<()> {
+    let reports = topos
+        .iter()
+        .map(|t| {
+            // Default: one partition per core (Li Sec. 4.3), not every
+            // hardware thread.
+            let per = match args.threads {
+                Some(_) => per_socket(t, args.threads)?,
+                None => None,
+            };
+            let keys = aggregation::default_keys();
+            Ok(aggregation::sweep(t, per, &keys, &AggOptions::default())?)
+        })
+        .collect::<Result<Vec<AggReport>>>()?;
+    if json {
+        let value = if args.all_presets {
+            serde_json::to_string_pretty(&reports)?
+        } else {
+            serde_json::to_string_pretty(&reports[0])?
+        };
+        println!("{value}");
+    } else {
+        let texts: Vec<String> = reports
+            .iter()
+            .map(aggregation::render_aggregation)
+            .collect();
         println!("{}", texts.join("\n\n"));
     }
     Ok(())
