@@ -55,8 +55,11 @@ fn in_guest(run: &PathBuf, g: &Guest, commands: &[&str]) -> Vec<String> {
             &g.cpus.to_string(),
         ])
         .args([
+            // 2 GiB: the guest keeps the (debug, 160 MiB) binary in RAM on
+            // some nodes, and with 1 GiB over 8 nodes one node was left
+            // with 8 MiB free, too little for bound operator buffers.
             "-m",
-            "1024",
+            "2048",
             "-d",
             g.distances,
             "--add",

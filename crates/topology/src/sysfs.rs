@@ -403,6 +403,17 @@ fn parse_size(text: &str) -> Option<u64> {
     Some(value * scale)
 }
 
+/// Free memory of one node now (`MemFree` of the node's meminfo), when
+/// the kernel reports it. Memory bound to a full node is not spilled
+/// elsewhere: the process is killed, so callers that keep memory around
+/// should look here first.
+pub fn node_mem_free(node: crate::NodeId) -> Option<u64> {
+    let path = format!("/sys/devices/system/node/node{node}/meminfo");
+    fs::read_to_string(path)
+        .ok()
+        .and_then(|t| meminfo_field(&t, "MemFree:"))
+}
+
 /// Memory this process can still allocate, in bytes: `MemAvailable`,
 /// lowered to what the cgroup v2 `memory.max` leaves (containers and Slurm
 /// jobs get killed at their limit long before the machine runs out).

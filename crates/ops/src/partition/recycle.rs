@@ -7,7 +7,8 @@
 //! memory for the same reason. So dropped partition outputs come back
 //! here, one list per node, and the next partitioning takes the smallest
 //! cached buffer that fits before it maps a new one. At most a quarter of
-//! the machine's memory (or 2 GiB where that is unknown) is kept;
+//! the machine's memory (or 2 GiB where that is unknown) is kept, and
+//! nothing is kept on a node that is short of free memory;
 //! [`release_all`] gives everything back to the system.
 //!
 //! Buffers are bound to their node (so reusing one never moves data off
@@ -71,10 +72,12 @@ pub fn take(pool: &Pool, node: NodeId, len: usize) -> Result<NodeBuffer<Tuple>> 
     new_buffer(pool, node, len)
 }
 
-/// Returns a buffer for reuse (or frees it when the cache is full).
+/// Returns a buffer for reuse (or frees it when the cache is full, or
+/// when its node is short of free memory: bound memory does not spill, so
+/// a cache that fills a small node gets the next allocation there killed).
 pub fn give_back(node: NodeId, buffer: NodeBuffer<Tuple>) {
     let bytes = buffer.byte_len();
-    if bytes == 0 {
+    if bytes == 0 || node_is_short(node, bytes) {
         return;
     }
     let mut c = cache();
@@ -96,6 +99,14 @@ pub fn release_all() -> usize {
 /// Bytes currently cached.
 pub fn cached_bytes() -> usize {
     cache().bytes
+}
+
+/// Whether keeping `bytes` more on `node` would leave it with less than
+/// four times that, or less than 64 MiB, free.
+fn node_is_short(node: NodeId, bytes: usize) -> bool {
+    const RESERVE: u64 = 64 << 20;
+    numakit_topology::sysfs::node_mem_free(node)
+        .is_some_and(|free| free < (4 * bytes as u64).max(RESERVE))
 }
 
 fn new_buffer(pool: &Pool, node: NodeId, len: usize) -> Result<NodeBuffer<Tuple>> {
