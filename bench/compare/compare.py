@@ -2,9 +2,12 @@
 
 The data is generated here with numpy from a fixed seed and written once as
 Arrow IPC files. Every system loads the same files into memory first
-(untimed), then runs the same operation with the same number of threads;
-only the operation is timed. Each (workload, system) pair runs --reps
-times, round-robin over the systems, and the median is reported.
+(untimed), then runs the same operation twice with the same number of
+threads; only the operation is timed. The first run is "cold" (fresh
+memory: page faults, allocator growth), the second "warm" (the steady
+state of a process that has run the operation before). Each (workload,
+system) pair runs in --reps fresh processes, round-robin over the
+systems, and medians are reported for both.
 
 Workloads (issue 4):
   join-a-scaled   2M dense build keys x 32M foreign-key probe rows, count
@@ -88,11 +91,13 @@ def run_duckdb(kind, paths, threads):
         "groupby": "CREATE OR REPLACE TEMP TABLE res AS SELECT key, sum(value) AS s FROM t GROUP BY key",
         "sort": "CREATE OR REPLACE TEMP TABLE res AS SELECT key FROM t ORDER BY key",
     }[kind]
-    start = time.perf_counter()
-    result = con.execute(query).fetchall()
-    seconds = time.perf_counter() - start
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        result = con.execute(query).fetchall()
+        times.append(time.perf_counter() - start)
     check = result[0][0] if kind == "join" else con.execute("SELECT count(*) FROM res").fetchone()[0]
-    return seconds, int(check)
+    return times, int(check)
 
 
 def run_polars(kind, paths, threads):
@@ -100,32 +105,42 @@ def run_polars(kind, paths, threads):
 
     assert pl.thread_pool_size() == threads, "POLARS_MAX_THREADS was not honoured"
     frames = [pl.from_arrow(load(p)) for p in paths]
-    start = time.perf_counter()
-    if kind == "join":
-        r, s = frames
-        check = r.lazy().join(s.lazy(), on="key", how="inner").select(pl.len()).collect().item()
-    elif kind == "groupby":
-        res = frames[0].group_by("key").agg(pl.col("value").sum())
-        check = res.height
-    else:
-        res = frames[0].get_column("key").sort()
-        check = res.len()
-    return time.perf_counter() - start, int(check)
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        if kind == "join":
+            r, s = frames
+            check = r.lazy().join(s.lazy(), on="key", how="inner").select(pl.len()).collect().item()
+        elif kind == "groupby":
+            res = frames[0].group_by("key").agg(pl.col("value").sum())
+            check = res.height
+        else:
+            res = frames[0].get_column("key").sort()
+            check = res.len()
+        times.append(time.perf_counter() - start)
+    return times, int(check)
 
 
 def run_numakit(kind, paths, threads, binary):
     base = [binary, "--json", "--quiet"]
+    reps = ["--reps", "2"]
     if kind == "join":
         cmd = base + ["join", "--left", paths[0], "--right", paths[1], "--key", "key",
-                      "--algorithm", "auto", "--output", "count", "--threads", str(threads)]
+                      "--algorithm", "auto", "--output", "count", "--threads", str(threads)] + reps
     elif kind == "groupby":
         cmd = base + ["aggregate", "--input", paths[0], "--key", "key", "--value", "value",
-                      "--method", "auto", "--threads", str(threads)]
+                      "--method", "auto", "--threads", str(threads)] + reps
     else:
-        cmd = base + ["sort", "--input", paths[0], "--key", "key", "--threads", str(threads)]
+        cmd = base + ["sort", "--input", paths[0], "--key", "key", "--threads", str(threads)] + reps
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     report = json.loads(out)
-    return report["seconds"], int(report["rows"])
+    measured = {
+        "join": lambda r: r["algorithms"][0],
+        "groupby": lambda r: r["methods"][0],
+        "sort": lambda r: r,
+    }[kind](report)
+    times = measured["throughput"]["times"] if kind == "sort" else measured["times"]
+    return times, int(report["rows"])
 
 
 def one_run(system, kind, paths, threads, binary):
@@ -141,8 +156,8 @@ def one_run(system, kind, paths, threads, binary):
     env = dict(os.environ, POLARS_MAX_THREADS=str(threads))
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True, env=env).stdout
-    seconds, check = json.loads(out.strip().splitlines()[-1])
-    return seconds, check
+    times, check = json.loads(out.strip().splitlines()[-1])
+    return times, check
 
 
 def main():
@@ -163,19 +178,28 @@ def main():
         with tempfile.TemporaryDirectory(prefix="numakit-compare-") as folder:
             print(f"# {name}: generating", file=sys.stderr, flush=True)
             paths = make_data(kind, a, b, rng, folder)
-            times = {s: [] for s in systems}
+            cold = {s: [] for s in systems}
+            warm = {s: [] for s in systems}
             checks = {}
             for rep in range(args.reps):
                 order = systems[rep % len(systems):] + systems[:rep % len(systems)]
                 for system in order:
-                    seconds, check = one_run(system, kind, paths, args.threads, args.numakit)
-                    times[system].append(seconds)
+                    times, check = one_run(system, kind, paths, args.threads, args.numakit)
+                    cold[system].append(times[0])
+                    warm[system].append(times[-1])
                     checks[system] = check
-                    print(f"# {name} {system} rep {rep}: {seconds:.3f} s ({check})", file=sys.stderr, flush=True)
+                    print(f"# {name} {system} rep {rep}: cold {times[0]:.3f} s, warm {times[-1]:.3f} s ({check})",
+                          file=sys.stderr, flush=True)
             if len(set(checks.values())) != 1:
                 sys.exit(f"{name}: systems disagree on the result size: {checks}")
-            med = {s: statistics.median(t) for s, t in times.items()}
-            rows.append({"workload": name, "rows": checks[systems[0]], "median_seconds": med, "all_seconds": times})
+            rows.append({
+                "workload": name,
+                "rows": checks[systems[0]],
+                "warm_median_seconds": {s: statistics.median(t) for s, t in warm.items()},
+                "cold_median_seconds": {s: statistics.median(t) for s, t in cold.items()},
+                "warm_seconds": warm,
+                "cold_seconds": cold,
+            })
     print(render(rows, systems, args))
     if args.json:
         with open(args.json, "w") as f:
@@ -187,15 +211,17 @@ def render(rows, systems, args):
     others = [s for s in systems if s != "numakit"]
     if "numakit" in systems and others:
         head += " numakit speed-up vs the faster |"
-    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
-    for r in rows:
-        med = r["median_seconds"]
-        cells = [r["workload"]] + [f"{med[s]:.3f}" for s in systems]
-        if "numakit" in systems and others:
-            best = min(med[s] for s in others)
-            cells.append(f"{best / med['numakit']:.2f}x")
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
+    lines = []
+    for which in ["warm", "cold"]:
+        lines += [f"{which} runs (median seconds):", "", head, "|" + " --- |" * (head.count("|") - 1)]
+        for r in rows:
+            med = r[f"{which}_median_seconds"]
+            cells = [r["workload"]] + [f"{med[s]:.3f}" for s in systems]
+            if "numakit" in systems and others:
+                best = min(med[s] for s in others)
+                cells.append(f"{best / med['numakit']:.2f}x")
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
     lines.append(f"threads {args.threads}, {args.reps} repetitions per system, medians; seed {args.seed}")
     return "\n".join(lines)
 

@@ -194,6 +194,9 @@ pub fn phase_line(phases: &[PhaseTime]) -> String {
 #[derive(Clone, Debug, Serialize)]
 pub struct Throughput {
     pub seconds: Spread,
+    /// Every repetition's seconds, in order (the first is the cold run:
+    /// fresh memory, page faults).
+    pub times: Vec<f64>,
     /// Input rows per second (median time).
     pub rows_per_second: f64,
     /// Input bytes per second, in GB/s (median time).
@@ -210,6 +213,7 @@ impl Throughput {
     pub fn of_rows(times: &[f64], input_rows: u64, row_bytes: u64) -> Self {
         let seconds = Spread::of(times);
         Self {
+            times: times.to_vec(),
             rows_per_second: input_rows as f64 / seconds.median,
             gb_per_second: (input_rows * row_bytes) as f64 / seconds.median / 1e9,
             seconds,

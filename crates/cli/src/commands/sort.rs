@@ -27,7 +27,6 @@ pub struct SortReport {
     pub keys_only: bool,
     /// Median seconds.
     pub seconds: f64,
-    #[serde(flatten)]
     pub throughput: Throughput,
     pub phases: Vec<PhaseTime>,
     pub verified: bool,
