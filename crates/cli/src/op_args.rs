@@ -57,6 +57,15 @@ pub struct JoinArgs {
     #[arg(long, value_name = "COLS")]
     pub right_key: Option<String>,
 
+    /// More columns of the left file to carry into the result (--out),
+    /// comma separated; found through row ids, not moved by the join.
+    #[arg(long, value_name = "COLS", requires = "left")]
+    pub left_columns: Option<String>,
+
+    /// More columns of the right file to carry into the result (--out).
+    #[arg(long, value_name = "COLS", requires = "right")]
+    pub right_columns: Option<String>,
+
     /// Generated R: number of rows.
     #[arg(long, default_value = "2000000", value_name = "N", value_parser = parse_count)]
     pub left_rows: u64,

@@ -3,8 +3,10 @@
 //! the sequential reference with `--verify`).
 
 use anyhow::{bail, ensure, Context, Result};
-use numakit_io::Table;
-use numakit_ops::join::{join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput, JoinResult};
+use numakit_io::{Column, Table};
+use numakit_ops::join::{
+    join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput, JoinResult, JoinRow,
+};
 use numakit_ops::{reference, PhaseTime, Relation};
 use numakit_placement::PlacementMode;
 use numakit_pool::Pool;
@@ -70,6 +72,16 @@ fn algorithms(spec: &str, pool: &Pool) -> Result<(Vec<JoinAlgorithm>, Option<Str
 struct Inputs {
     left: Relation,
     right: Relation,
+    /// File inputs: the columns the result carries, looked up by row id.
+    carried: Option<Carried>,
+}
+
+/// Columns of file inputs that go into a written result.
+struct Carried {
+    /// The left key column(s) and `--left-columns`.
+    left: Vec<Column>,
+    /// `--right-columns`.
+    right: Vec<Column>,
 }
 
 fn inputs(pool: &Pool, args: &JoinArgs) -> Result<Inputs> {
@@ -90,17 +102,27 @@ fn inputs(pool: &Pool, args: &JoinArgs) -> Result<Inputs> {
             key_dist(&right_keys, args.right_rows)?,
             args.common.seed.wrapping_add(1),
         )?;
-        return Ok(Inputs { left, right });
+        return Ok(Inputs {
+            left,
+            right,
+            carried: None,
+        });
     };
     let lcols = column_list(args.left_key.as_deref().unwrap_or(&args.key));
     let rcols = column_list(args.right_key.as_deref().unwrap_or(&args.key));
-    let ltable = read_columns(lpath, &lcols)?;
-    let rtable = read_columns(rpath, &rcols)?;
+    let lextra = column_list(args.left_columns.as_deref().unwrap_or(""));
+    let rextra = column_list(args.right_columns.as_deref().unwrap_or(""));
+    let ltable = read_columns(lpath, &[lcols.clone(), lextra.clone()].concat())?;
+    let rtable = read_columns(rpath, &[rcols.clone(), rextra.clone()].concat())?;
     let keys = key_codes(&[(&ltable, &lcols), (&rtable, &rcols)])?;
-    drop((ltable, rtable));
+    let carried = Carried {
+        left: ltable.columns,
+        right: rtable.columns.into_iter().skip(rcols.len()).collect(),
+    };
     Ok(Inputs {
         left: relation_of(pool, &keys[0], |i| i as u64)?,
         right: relation_of(pool, &keys[1], |i| i as u64)?,
+        carried: Some(carried),
     })
 }
 
@@ -187,7 +209,7 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         algorithms,
     };
     if let Some(path) = &args.common.out {
-        write_table(path, &result_table(&result))?;
+        write_table(path, &result_table(&result, kind, data.carried.as_ref()))?;
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -232,27 +254,54 @@ fn verify(data: &Inputs, kind: JoinKind, output: JoinOutput, result: &JoinResult
     Ok(true)
 }
 
-/// Materialized rows as a table: key, left payload, right payload (the
-/// row numbers of file inputs; 0 for a left outer join's unmatched rows,
-/// which `right_matched` marks).
-fn result_table(result: &JoinResult) -> Table {
-    let rows = result.materialized.iter().flatten();
-    let mut cols = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
-    for r in rows {
-        cols[0].push(r.key);
-        cols[1].push(r.left);
-        cols[2].push(r.right.unwrap_or(0));
-        cols[3].push(u64::from(r.right.is_some()));
-    }
-    let [key, left, right, matched] = cols;
-    Table {
-        columns: vec![
-            signed_column("key", key),
-            signed_column("left_payload", left),
-            signed_column("right_payload", right),
-            signed_column("right_matched", matched),
+/// Materialized rows as a table. File inputs: the left key and carried
+/// columns, then the right's carried columns (0 where a left outer join
+/// found no match). Generated inputs: key, left payload, right payload.
+/// Left outer joins add `right_matched` (1 or 0) because numakit writes
+/// no nulls.
+fn result_table(result: &JoinResult, kind: JoinKind, carried: Option<&Carried>) -> Table {
+    let rows: Vec<&JoinRow> = result.materialized.iter().flatten().collect();
+    let mut columns = match carried {
+        Some(c) => carried_columns(&rows, c),
+        None => vec![
+            signed_column("key", rows.iter().map(|r| r.key).collect()),
+            signed_column("left_payload", rows.iter().map(|r| r.left).collect()),
+            signed_column(
+                "right_payload",
+                rows.iter().map(|r| r.right.unwrap_or(0)).collect(),
+            ),
         ],
+    };
+    if kind == JoinKind::LeftOuter {
+        let matched = rows.iter().map(|r| u64::from(r.right.is_some())).collect();
+        columns.push(signed_column("right_matched", matched));
     }
+    Table { columns }
+}
+
+fn carried_columns(rows: &[&JoinRow], c: &Carried) -> Vec<Column> {
+    let gather = |col: &Column, id: &dyn Fn(&JoinRow) -> Option<u64>, name: String| Column {
+        name,
+        kind: col.kind,
+        values: rows
+            .iter()
+            .map(|r| id(r).map_or(0, |i| col.values[i as usize]))
+            .collect(),
+    };
+    let mut out: Vec<Column> = c
+        .left
+        .iter()
+        .map(|col| gather(col, &|r| Some(r.left), col.name.clone()))
+        .collect();
+    for col in &c.right {
+        let name = if out.iter().any(|o| o.name == col.name) {
+            format!("right_{}", col.name)
+        } else {
+            col.name.clone()
+        };
+        out.push(gather(col, &|r| r.right, name));
+    }
+    out
 }
 
 fn render(r: &JoinReport) -> String {
