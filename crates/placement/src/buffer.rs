@@ -7,8 +7,11 @@
 //! touched by the wrong thread (a neighbouring thread stack, say) puts
 //! 512 pages on the wrong node; requested huge pages get a 2 MiB aligned
 //! range of their own. The buffer holds plain-old-data only (`bytemuck::Pod`),
-//! since fresh mappings are zero-filled. It does not grow: sizes are known
-//! when data is placed.
+//! since fresh mappings are zero-filled. It does not grow past the memory
+//! it was made with (its capacity): sizes are known when data is placed.
+//! Within that memory its length can change and its element type can be
+//! reinterpreted ([`NodeBuffer::set_len`], [`NodeBuffer::cast`]), so that
+//! a cache of buffers can hand placed memory to any plain-old-data user.
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
@@ -81,6 +84,9 @@ impl BufferOptions {
 pub struct NodeBuffer<T> {
     data: NonNull<T>,
     len: usize,
+    /// Bytes from `data` on that belong to the buffer (placed when it was
+    /// made, zero-filled or since written): the most it can hold.
+    capacity_bytes: usize,
     map_base: *mut u8,
     map_len: usize,
     options: BufferOptions,
@@ -112,17 +118,19 @@ impl<T: Pod> NodeBuffer<T> {
             return Ok(Self::empty(options));
         }
         let (map_base, map_len, start) = map_region(bytes, options.huge_pages, &options.placement)?;
-        let buffer = Self {
+        let mut buffer = Self {
             // SAFETY: `start` comes from a successful mmap, so it is non-null
             // and page aligned (hence aligned for any Pod type).
             data: unsafe { NonNull::new_unchecked(start.cast()) },
             len,
+            capacity_bytes: 0,
             map_base,
             map_len,
             options,
             _owns: PhantomData,
         };
         let usable = buffer.usable_bytes();
+        buffer.capacity_bytes = usable;
         if let Some(policy) = buffer.options.placement.policy() {
             placer.bind_region(start, usable, &policy)?;
         }
@@ -143,11 +151,66 @@ impl<T: Pod> NodeBuffer<T> {
         Self {
             data: NonNull::dangling(),
             len: 0,
+            capacity_bytes: 0,
             map_base: std::ptr::null_mut(),
             map_len: 0,
             options,
             _owns: PhantomData,
         }
+    }
+}
+
+impl<T: Pod> NodeBuffer<T> {
+    /// Elements the buffer's memory can hold: its length at most.
+    pub fn capacity(&self) -> usize {
+        match std::mem::size_of::<T>() {
+            0 => self.len,
+            size => self.capacity_bytes / size,
+        }
+    }
+
+    /// Sets the length to `len` elements, up to [`NodeBuffer::capacity`].
+    /// Elements that come into view hold what was last written there (or
+    /// zeros): any bytes are a valid `T`, but their values are stale.
+    pub fn set_len(&mut self, len: usize) -> Result<()> {
+        if len > self.capacity() {
+            return Err(PlacementError::OutOfMemory {
+                node: self.options.placement.nodes().first(),
+                bytes: len.saturating_mul(std::mem::size_of::<T>()),
+            });
+        }
+        self.len = len;
+        Ok(())
+    }
+
+    /// The same memory (placement, huge pages and all) as elements of
+    /// type `U`: as many as fit in the current length's bytes, with the
+    /// capacity of the whole memory. Fails (giving the buffer back) when
+    /// `U` needs a larger alignment than the memory's start has.
+    pub fn cast<U: Pod>(self) -> std::result::Result<NodeBuffer<U>, Self> {
+        let aligned = self.capacity_bytes == 0
+            || self.data.as_ptr() as usize % std::mem::align_of::<U>() == 0;
+        if !aligned || std::mem::size_of::<U>() == 0 {
+            return Err(self);
+        }
+        let this = std::mem::ManuallyDrop::new(self);
+        let data = if this.capacity_bytes == 0 {
+            NonNull::dangling()
+        } else {
+            this.data.cast::<U>()
+        };
+        Ok(NodeBuffer {
+            data,
+            len: this.byte_len() / std::mem::size_of::<U>(),
+            capacity_bytes: this.capacity_bytes,
+            map_base: this.map_base,
+            map_len: this.map_len,
+            // SAFETY: `this` is never dropped (ManuallyDrop) and not used
+            // after this read, so the options move out exactly once; the
+            // mapping it owned now belongs to the new buffer alone.
+            options: unsafe { std::ptr::read(&this.options) },
+            _owns: PhantomData,
+        })
     }
 }
 
@@ -206,8 +269,10 @@ impl<T> Deref for NodeBuffer<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
         // SAFETY: `data` points to `len` initialized (zero-filled Pod or
-        // since written) elements of a mapping we own for `self`'s lifetime;
-        // for len 0 it is a dangling, well-aligned pointer, valid for 0 items.
+        // since written) elements within the `capacity_bytes` of a mapping
+        // we own for `self`'s lifetime (`set_len` and `cast` keep `len`
+        // within them); for len 0 it may be a dangling, well-aligned
+        // pointer, valid for 0 items.
         unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.len) }
     }
 }
@@ -355,5 +420,47 @@ fn touch_range(start: usize, pages: usize, page: usize) {
         // that nothing else references yet; writing 0 over the kernel's zero
         // fill leaves the contents unchanged and only faults the page in.
         unsafe { std::ptr::write_volatile(p, 0) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::placer::PlacementMode;
+
+    fn placer() -> Placer {
+        let topo = numakit_topology::discover().unwrap();
+        Placer::new(Arc::new(topo), PlacementMode::BestEffort)
+    }
+
+    #[test]
+    fn length_changes_within_the_capacity_and_keeps_the_data() {
+        let placer = placer();
+        let mut buf = NodeBuffer::<u64>::new(&placer, 1000, Placement::Anywhere).unwrap();
+        assert_eq!(buf.capacity(), sys::page_size() / 8 * 2);
+        buf.iter_mut().enumerate().for_each(|(i, v)| *v = i as u64);
+        buf.set_len(10).unwrap();
+        assert_eq!(buf.len(), 10);
+        buf.set_len(buf.capacity()).unwrap();
+        assert_eq!(buf[999], 999);
+        assert_eq!(buf[1000], 0);
+        assert!(buf.set_len(buf.capacity() + 1).is_err());
+    }
+
+    #[test]
+    fn casts_view_the_same_bytes() {
+        let placer = placer();
+        let mut buf = NodeBuffer::<u64>::new(&placer, 3, Placement::Anywhere).unwrap();
+        buf.copy_from_slice(&[1, 2, 3]);
+        let bytes = buf.cast::<u8>().unwrap();
+        assert_eq!(bytes.len(), 24);
+        assert_eq!(bytes[8], 2);
+        let pairs = bytes.cast::<[u64; 2]>().unwrap();
+        assert_eq!(&pairs[..], &[[1, 2]]);
+        assert_eq!(pairs.capacity(), sys::page_size() / 16);
+        let empty = NodeBuffer::<u8>::new(&placer, 0, Placement::Anywhere).unwrap();
+        assert!(empty.cast::<u64>().unwrap().is_empty());
     }
 }
