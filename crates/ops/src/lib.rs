@@ -22,6 +22,7 @@ pub mod hash;
 pub mod join;
 pub mod par;
 pub mod partition;
+pub mod recycle;
 pub mod reference;
 pub mod relation;
 pub mod sort;

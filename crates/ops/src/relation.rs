@@ -5,7 +5,9 @@
 //! where it lies. Chunks are filled by their own worker (the first touch
 //! happens on the right node even without a memory policy). A relation
 //! belongs to the pool it was made for: operators refuse one made for a
-//! different number of workers.
+//! different number of workers. A relation an operator made of buffers
+//! from [`crate::recycle`] (the sort's output) gives them back there when
+//! dropped, so that the next run reuses its memory.
 //!
 //! This module does not generate or load data ([`crate::datagen`] and the
 //! I/O layer do) and does not sort or partition it.
@@ -16,6 +18,7 @@ use numakit_topology::NodeId;
 
 use crate::error::{OpsError, Result};
 use crate::par::{even_ranges, per_worker_mut};
+use crate::recycle;
 use crate::tuple::{Tuple, TUPLE_BYTES};
 
 /// One worker's part of a relation.
@@ -55,12 +58,26 @@ impl std::fmt::Debug for Chunk {
 #[derive(Debug)]
 pub struct Relation {
     chunks: Vec<Chunk>,
+    /// Whether dropping the relation gives its buffers to [`recycle`].
+    recycled: bool,
 }
 
 impl Relation {
     /// A relation of the given chunks (one per worker, in worker order).
     pub fn from_chunks(chunks: Vec<Chunk>) -> Self {
-        Self { chunks }
+        Self {
+            chunks,
+            recycled: false,
+        }
+    }
+
+    /// Like [`Relation::from_chunks`], for chunks whose buffers go back to
+    /// [`recycle`] when the relation is dropped.
+    pub(crate) fn from_recycled_chunks(chunks: Vec<Chunk>) -> Self {
+        Self {
+            chunks,
+            recycled: true,
+        }
     }
 
     /// `len` tuples where tuple i is `f(i)`, split evenly over the pool's
@@ -93,7 +110,7 @@ impl Relation {
         per_worker_mut(pool, &mut chunks, |ctx, chunk| {
             fill(ranges[ctx.index].start, &mut chunk.tuples);
         })?;
-        Ok(Self { chunks })
+        Ok(Self::from_chunks(chunks))
     }
 
     /// The tuples of `rows`, split evenly over the pool's workers.
@@ -125,8 +142,9 @@ impl Relation {
         &mut self.chunks
     }
 
-    pub fn into_chunks(self) -> Vec<Chunk> {
-        self.chunks
+    /// The chunks, which no longer go back to [`recycle`] when dropped.
+    pub fn into_chunks(mut self) -> Vec<Chunk> {
+        std::mem::take(&mut self.chunks)
     }
 
     /// The chunks as node-tagged slices, for morsel-driven scans.
@@ -158,6 +176,16 @@ impl Relation {
             });
         }
         Ok(())
+    }
+}
+
+impl Drop for Relation {
+    fn drop(&mut self) {
+        if self.recycled {
+            for chunk in self.chunks.drain(..) {
+                recycle::give_back(chunk.node, chunk.tuples);
+            }
+        }
     }
 }
 

@@ -36,7 +36,7 @@ pub mod cprl;
 pub mod layout;
 pub mod passes;
 pub mod pro;
-pub mod recycle;
+pub use crate::recycle;
 pub(crate) mod simd;
 pub mod swwcb;
 

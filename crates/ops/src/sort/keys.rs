@@ -4,8 +4,10 @@
 //!
 //! It mirrors [`Relation`](crate::relation::Relation) for `u64` instead of
 //! [`Tuple`](crate::tuple::Tuple): chunk w lives on worker w's node and is
-//! filled by worker w. This module does not read files or map signed
-//! values (see [`super::i64_to_ordered_u64`]).
+//! filled by worker w; a sorted column gives its buffers back to
+//! [`crate::recycle`] when dropped, as a sorted relation does. This module
+//! does not read files or map signed values (see
+//! [`super::i64_to_ordered_u64`]).
 
 use numakit_placement::{BufferOptions, NodeBuffer, Placement};
 use numakit_pool::Pool;
@@ -13,6 +15,7 @@ use numakit_topology::NodeId;
 
 use crate::error::{OpsError, Result};
 use crate::par::{even_ranges, per_worker_mut};
+use crate::recycle;
 
 /// One worker's keys.
 pub struct KeyChunk {
@@ -50,12 +53,26 @@ impl std::fmt::Debug for KeyChunk {
 #[derive(Debug)]
 pub struct KeyColumn {
     chunks: Vec<KeyChunk>,
+    /// Whether dropping the column gives its buffers to [`recycle`].
+    recycled: bool,
 }
 
 impl KeyColumn {
     /// A column of the given chunks (one per worker, in worker order).
     pub fn from_chunks(chunks: Vec<KeyChunk>) -> Self {
-        Self { chunks }
+        Self {
+            chunks,
+            recycled: false,
+        }
+    }
+
+    /// Like [`KeyColumn::from_chunks`], for chunks whose buffers go back
+    /// to [`recycle`] when the column is dropped.
+    pub(crate) fn from_recycled_chunks(chunks: Vec<KeyChunk>) -> Self {
+        Self {
+            chunks,
+            recycled: true,
+        }
     }
 
     /// `len` keys split evenly over the pool's workers in order;
@@ -75,7 +92,7 @@ impl KeyColumn {
         per_worker_mut(pool, &mut chunks, |ctx, chunk| {
             fill(ranges[ctx.index].start, &mut chunk.keys);
         })?;
-        Ok(Self { chunks })
+        Ok(Self::from_chunks(chunks))
     }
 
     /// `len` keys where key i is `f(i)`.
@@ -114,8 +131,9 @@ impl KeyColumn {
         &mut self.chunks
     }
 
-    pub fn into_chunks(self) -> Vec<KeyChunk> {
-        self.chunks
+    /// The chunks, which no longer go back to [`recycle`] when dropped.
+    pub fn into_chunks(mut self) -> Vec<KeyChunk> {
+        std::mem::take(&mut self.chunks)
     }
 
     /// All keys, chunk after chunk, in one vector.
@@ -136,6 +154,16 @@ impl KeyColumn {
             });
         }
         Ok(())
+    }
+}
+
+impl Drop for KeyColumn {
+    fn drop(&mut self) {
+        if self.recycled {
+            for chunk in self.chunks.drain(..) {
+                recycle::give_back(chunk.node, chunk.keys);
+            }
+        }
     }
 }
 

@@ -10,8 +10,11 @@
 //! and payload, [`sort`]) and plain `u64` keys ([`sort_keys`], on a
 //! [`KeyColumn`]), the shape of "sort 64M int64". Signed keys are mapped
 //! to unsigned ones in the same order by [`i64_to_ordered_u64`]. The
-//! `*_owned` variants sort their input in place, allocating half as much
-//! new memory.
+//! `*_owned` variants sort their input in place, needing half as much
+//! other memory. All working memory comes from, and goes back to, the
+//! buffer cache ([`crate::recycle`]), and so do the buffers of a sorted
+//! result when it is dropped: a process that sorts again (the second of
+//! two runs, say) reuses placed, already faulted-in memory.
 //!
 //! This module defines the vocabulary and dispatches; the steps live in
 //! submodules. It does not sort by payload: the order of equal keys is
@@ -157,7 +160,7 @@ fn relation_of(runs: Vec<numa::SortedRun<Tuple>>) -> Relation {
             tuples: run.data,
         })
         .collect();
-    Relation::from_chunks(chunks)
+    Relation::from_recycled_chunks(chunks)
 }
 
 /// Sorts the keys of `input` on `pool` with the default options.
@@ -210,7 +213,7 @@ fn column_of(runs: Vec<numa::SortedRun<u64>>) -> KeyColumn {
             keys: run.data,
         })
         .collect();
-    KeyColumn::from_chunks(chunks)
+    KeyColumn::from_recycled_chunks(chunks)
 }
 
 #[cfg(test)]

@@ -16,17 +16,20 @@
 //!
 //! Fresh memory is expensive (the kernel zeroes every new page, and on
 //! virtual machines the host may have to back it first), so each worker
-//! works in two buffers of its chunk's size: its run and a spare. The
-//! local sort writes the run with the spare as scratch, the exchange fills
-//! the spare, and the merge writes into the run's buffer once every
-//! consumer has copied its piece out. Sorting an owned input uses the
-//! input chunk as the run, so that only the spare is new.
+//! works in two buffers of its chunk's size, both from the buffer cache
+//! ([`crate::recycle`], so that a repeated sort maps nothing new): its run
+//! and a spare. The local sort writes the run with the spare as scratch,
+//! the exchange fills the spare, and the merge writes into the run's
+//! buffer once every consumer has copied its piece out; the spare then
+//! goes back to the cache (the output's buffers go back when the caller
+//! drops the result). Sorting an owned input uses the input chunk as the
+//! run, so that only the spare is taken.
 //!
 //! Generic over the element ([`Keyed`]); the callers in `sort` wrap the
 //! runs as a relation or a key column. This module does not check its
-//! result (the tests do) and keeps no data between calls.
+//! result (the tests do).
 
-use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement};
+use numakit_placement::NodeBuffer;
 use numakit_pool::Pool;
 use numakit_topology::NodeId;
 
@@ -36,7 +39,14 @@ use super::splitters::{choose, cut, even_targets, locate, select};
 use super::{Keyed, SortOptions};
 use crate::error::{OpsError, Result};
 use crate::par::per_worker_mut;
+use crate::recycle::{self, Paging};
 use crate::timing::PhaseTimer;
+
+/// New buffers are mapped on base pages: a fresh process's first sort of
+/// 64M keys maps 1 GiB, which took 0.5-0.8 s on base pages and 1.2-1.9 s
+/// on huge pages on this VM (see [`Paging`]); reused buffers sorted
+/// equally fast on either (0.33-0.39 s).
+const PAGING: Paging = Paging::Base;
 
 /// One worker's sorted output.
 pub struct SortedRun<T> {
@@ -59,8 +69,8 @@ pub fn sort_runs<T: Keyed>(
     timer.start("local sort");
     let runs = pool.broadcast(|ctx| -> Result<LocalRun<T>> {
         let input = inputs[ctx.index];
-        let mut run = alloc(pool, ctx.node, input.len())?;
-        let mut spare = alloc(pool, ctx.node, input.len())?;
+        let mut run = recycle::take_as(pool, ctx.node, input.len(), PAGING)?;
+        let mut spare = recycle::take_as(pool, ctx.node, input.len(), PAGING)?;
         radix_sort_into(input, &mut run, &mut spare);
         Ok(LocalRun { run, spare })
     })?;
@@ -83,7 +93,7 @@ pub fn sort_owned_runs<T: Keyed>(
         let mut run = slot
             .take()
             .ok_or_else(|| OpsError::InvalidArgument("missing chunk".into()))?;
-        let mut spare = alloc(pool, ctx.node, run.len())?;
+        let mut spare = recycle::take_as(pool, ctx.node, run.len(), PAGING)?;
         radix_sort(&mut run, &mut spare);
         Ok(LocalRun { run, spare })
     })?;
@@ -116,35 +126,6 @@ fn exchange_and_merge<T: Keyed>(
     let merged = merge_pieces(pool, inboxes)?;
     timer.stop();
     Ok(merged)
-}
-
-/// Buffers from this size up go on transparent huge pages (smaller ones
-/// would waste most of a 2 MiB page).
-const HUGE_PAGE_RANGE: usize = 8 << 20;
-
-/// A buffer of `len` elements bound to `node`, left for its first writer
-/// to touch; large ones on transparent huge pages (fewer faults and TLB
-/// misses for the scatters).
-fn alloc<T: Keyed>(pool: &Pool, node: NodeId, len: usize) -> Result<NodeBuffer<T>> {
-    let mut options = BufferOptions::new(Placement::OnNode(node));
-    options.prefault = false;
-    if len.saturating_mul(std::mem::size_of::<T>()) >= HUGE_PAGE_RANGE {
-        options.huge_pages = HugePages::Transparent;
-    }
-    Ok(NodeBuffer::with_options(pool.placer(), len, options)?)
-}
-
-/// `buffer` when it holds exactly `len` elements, else a new buffer.
-fn reuse_or_alloc<T: Keyed>(
-    pool: &Pool,
-    node: NodeId,
-    buffer: Option<NodeBuffer<T>>,
-    len: usize,
-) -> Result<NodeBuffer<T>> {
-    match buffer {
-        Some(b) if b.len() == len => Ok(b),
-        _ => alloc(pool, node, len),
-    }
 }
 
 /// A worker's sorted run and a spare buffer of the same size.
@@ -200,6 +181,7 @@ fn exchange_pieces<T: Keyed>(
         let own_piece = bounds[c][c + 1] - bounds[c][c];
         if own_piece == total && total == local.run.len() {
             // Its whole run stays: nothing to receive.
+            recycle::give_back(ctx.node, local.spare);
             inboxes.push(Inbox {
                 buffer: None,
                 starts,
@@ -207,7 +189,7 @@ fn exchange_pieces<T: Keyed>(
             });
             sorted.push(None);
         } else {
-            let buffer = reuse_or_alloc(pool, ctx.node, Some(local.spare), total)?;
+            let buffer = recycle::fit(pool, ctx.node, local.spare, total, PAGING)?;
             inboxes.push(Inbox {
                 buffer: Some(buffer),
                 starts,
@@ -238,7 +220,7 @@ fn merge_pieces<T: Keyed>(pool: &Pool, mut inboxes: Vec<Inbox<T>>) -> Result<Vec
     let merged = per_worker_mut(pool, &mut inboxes, |ctx, inbox| -> Result<SortedRun<T>> {
         let data = match (inbox.buffer.take(), inbox.run.take()) {
             (None, Some(run)) => run,
-            (None, None) => alloc(pool, ctx.node, 0)?,
+            (None, None) => recycle::take_as(pool, ctx.node, 0, PAGING)?,
             (Some(buffer), run) => merge_buffer(pool, ctx.node, buffer, &inbox.starts, run)?,
         };
         Ok(SortedRun {
@@ -251,8 +233,9 @@ fn merge_pieces<T: Keyed>(pool: &Pool, mut inboxes: Vec<Inbox<T>>) -> Result<Vec
 }
 
 /// The merge of the pieces of `buffer` (bounded by `starts`) into
-/// `target` (or a new buffer if its size differs); `buffer` itself when
-/// it holds a single piece.
+/// `target` (resized, or another buffer, if its size differs); `buffer`
+/// itself when it holds a single piece. The buffer not returned goes back
+/// to the cache.
 fn merge_buffer<T: Keyed>(
     pool: &Pool,
     node: NodeId,
@@ -261,10 +244,17 @@ fn merge_buffer<T: Keyed>(
     target: Option<NodeBuffer<T>>,
 ) -> Result<NodeBuffer<T>> {
     if starts.windows(2).filter(|w| w[1] > w[0]).count() <= 1 {
+        if let Some(unused) = target {
+            recycle::give_back(node, unused);
+        }
         return Ok(buffer);
     }
+    let mut out = match target {
+        Some(target) => recycle::fit(pool, node, target, buffer.len(), PAGING)?,
+        None => recycle::take_as(pool, node, buffer.len(), PAGING)?,
+    };
     let pieces: Vec<&[T]> = starts.windows(2).map(|w| &buffer[w[0]..w[1]]).collect();
-    let mut out = reuse_or_alloc(pool, node, target, buffer.len())?;
     merge_into(&pieces, &mut out);
+    recycle::give_back(node, buffer);
     Ok(out)
 }

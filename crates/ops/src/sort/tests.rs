@@ -207,6 +207,32 @@ fn keys_only_sort_matches_std() {
     }
 }
 
+/// Sorts one after another in the same process take their memory from
+/// the previous sorts' buffers (stale contents, other sizes, the other
+/// element type): every result must still be right.
+#[test]
+fn sorts_in_reused_memory_stay_right() {
+    for threads in [1, 2] {
+        let pool = pool(threads);
+        let mut sets = datasets();
+        for round in 0..2 {
+            let mut kept = None;
+            for (name, rows) in &sets {
+                check_relation_sort(&pool, name, rows);
+                let keys: Vec<u64> = rows.iter().map(|t| !t.key).collect();
+                let input = KeyColumn::from_keys(&pool, &keys).unwrap();
+                let sorted = sort_keys(&pool, &input, &Silent).unwrap().sorted.unwrap();
+                let mut expect = keys;
+                expect.sort_unstable();
+                assert_eq!(sorted.to_vec(), expect, "{name}, round {round}");
+                // Every other result stays alive while the next sort runs.
+                kept = if kept.is_none() { Some(sorted) } else { None };
+            }
+            sets.reverse();
+        }
+    }
+}
+
 #[test]
 fn every_exchange_schedule_sorts() {
     use numakit_shuffle::{Strategy, Sync};
