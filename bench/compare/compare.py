@@ -79,6 +79,7 @@ def run_duckdb(kind, paths, threads):
 
     con = duckdb.connect()
     con.execute(f"SET threads TO {threads}")
+    con.execute("SET enable_progress_bar = false")
     names = ["r", "s"] if kind == "join" else ["t"]
     for name, path in zip(names, paths):
         arrow = load(path)
@@ -150,13 +151,14 @@ def one_run(system, kind, paths, threads, binary):
         return run_numakit(kind, paths, threads, binary)
     code = (
         "import json, sys; sys.path.insert(0, %r); import compare; "
-        "print(json.dumps(compare.run_%s(%r, %r, %d)))"
+        "print('RESULT', json.dumps(compare.run_%s(%r, %r, %d)))"
         % (os.path.dirname(os.path.abspath(__file__)), system, kind, paths, threads)
     )
     env = dict(os.environ, POLARS_MAX_THREADS=str(threads))
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True, env=env).stdout
-    times, check = json.loads(out.strip().splitlines()[-1])
+    line = [l for l in out.splitlines() if l.startswith("RESULT ")][-1]
+    times, check = json.loads(line[len("RESULT "):])
     return times, check
 
 
