@@ -50,14 +50,18 @@ pub struct JoinReport {
     pub verified: bool,
 }
 
-fn algorithms(spec: &str, pool: &Pool) -> Result<(Vec<JoinAlgorithm>, Option<String>)> {
+fn algorithms(
+    spec: &str,
+    pool: &Pool,
+    rows: (usize, usize),
+) -> Result<(Vec<JoinAlgorithm>, Option<String>)> {
     let mut list = Vec::new();
     let mut reason = None;
     for name in column_list(spec) {
         match name.as_str() {
             "all" => list.extend(JoinAlgorithm::ALL),
             "auto" => {
-                let (a, why) = numakit_ops::join::choose::recommend(pool);
+                let (a, why) = numakit_ops::join::choose::recommend(pool, rows.0, rows.1);
                 list.push(a);
                 reason = Some(why);
             }
@@ -151,7 +155,8 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         args.common.verify,
         (data.left.len() + data.right.len()) as u64,
     )?;
-    let (list, auto_reason) = algorithms(&args.algorithm, &pool)?;
+    let (list, auto_reason) =
+        algorithms(&args.algorithm, &pool, (data.left.len(), data.right.len()))?;
     let mut times = vec![Vec::new(); list.len()];
     let mut phases = vec![Vec::new(); list.len()];
     let mut first: Option<JoinResult> = None;
