@@ -26,6 +26,20 @@ fn harness() -> Option<PathBuf> {
     path.exists().then_some(path)
 }
 
+/// The harness, or `None` after saying the test is skipped; under CI a
+/// missing harness is a failure, since CI must prove the multi-node paths.
+fn harness_or_skip() -> Option<PathBuf> {
+    let run = harness();
+    if run.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the multi-node tests, but ../shared/numa-vm/run is missing"
+        );
+        eprintln!("skipped: no numa-vm harness at ../shared/numa-vm/run (set NUMA_VM_RUN)");
+    }
+    run
+}
+
 /// Runs `numakit ARGS...` for each argument list inside one guest boot;
 /// returns the stdout of each.
 fn in_guest(run: &PathBuf, g: &Guest, commands: &[&str]) -> Vec<String> {
@@ -252,12 +266,7 @@ fn check_shuffle(g: &Guest, report: &Value, runs: usize) {
 
 #[test]
 fn numa_paths_hold_in_multi_node_guests() {
-    let Some(run) = harness() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must run the multi-node tests, but ../shared/numa-vm/run is missing"
-        );
-        eprintln!("skipped: no numa-vm harness at ../shared/numa-vm/run (set NUMA_VM_RUN)");
+    let Some(run) = harness_or_skip() else {
         return;
     };
     let guests = [
@@ -394,12 +403,7 @@ fn check_operators(g: &Guest, out: &[String]) {
 
 #[test]
 fn operators_are_correct_in_multi_node_guests() {
-    let Some(run) = harness() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must run the multi-node tests, but ../shared/numa-vm/run is missing"
-        );
-        eprintln!("skipped: no numa-vm harness at ../shared/numa-vm/run (set NUMA_VM_RUN)");
+    let Some(run) = harness_or_skip() else {
         return;
     };
     let guests = [

@@ -12,8 +12,8 @@ use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::opcommon::{
-    build_pool, check_verify_size, column_list, generated, key_dist, median_phases, phase_line,
-    rate, read_columns, relation_of, write_table, Throughput,
+    build_pool, check_verify_size, column_list, generated, key_dist, median_phases, read_columns,
+    relation_of, throughput_header, write_table, Throughput,
 };
 use crate::format::table;
 use crate::op_args::AggregateArgs;
@@ -271,28 +271,14 @@ fn groups_table(groups: &[Group], key_kind: IntKind) -> Result<Table> {
 }
 
 fn render(r: &AggregateReport) -> String {
-    let mut rows = vec![vec![
-        "method".to_string(),
-        "ran".into(),
-        "median s".into(),
-        "min s".into(),
-        "max s".into(),
-        "input rows/s".into(),
-        "GB/s".into(),
-        "phases (median)".into(),
-    ]];
+    let mut rows = vec![throughput_header(&["method", "ran"])];
     for m in &r.methods {
-        let t = &m.throughput;
-        rows.push(vec![
+        let mut row = vec![
             m.asked.name().to_string(),
             m.ran.map_or("-", AggMethod::name).to_string(),
-            format!("{:.3}", t.seconds.median),
-            format!("{:.3}", t.seconds.min),
-            format!("{:.3}", t.seconds.max),
-            rate(t.rows_per_second),
-            format!("{:.2}", t.gb_per_second),
-            phase_line(&m.phases),
-        ]);
+        ];
+        row.extend(m.throughput.cells(&m.phases));
+        rows.push(row);
     }
     let mut out = format!(
         "group-by of {} rows on {} threads: {} groups\n\n{}",

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::commands::opcommon::{
     build_pool, check_verify_size, column_list, generated, key_codes, key_dist, median_phases,
-    phase_line, rate, read_columns, relation_of, signed_column, write_table, Throughput,
+    read_columns, relation_of, signed_column, throughput_header, write_table, Throughput,
 };
 use crate::format::table;
 use crate::op_args::JoinArgs;
@@ -310,26 +310,11 @@ fn carried_columns(rows: &[&JoinRow], c: &Carried) -> Vec<Column> {
 }
 
 fn render(r: &JoinReport) -> String {
-    let mut rows = vec![vec![
-        "algorithm".to_string(),
-        "median s".into(),
-        "min s".into(),
-        "max s".into(),
-        "input rows/s".into(),
-        "GB/s".into(),
-        "phases (median)".into(),
-    ]];
+    let mut rows = vec![throughput_header(&["algorithm"])];
     for a in &r.algorithms {
-        let t = &a.throughput;
-        rows.push(vec![
-            a.algorithm.name().to_string(),
-            format!("{:.3}", t.seconds.median),
-            format!("{:.3}", t.seconds.min),
-            format!("{:.3}", t.seconds.max),
-            rate(t.rows_per_second),
-            format!("{:.2}", t.gb_per_second),
-            phase_line(&a.phases),
-        ]);
+        let mut row = vec![a.algorithm.name().to_string()];
+        row.extend(a.throughput.cells(&a.phases));
+        rows.push(row);
     }
     let mut out = format!(
         "{:?} join of {} x {} rows on {} threads: {} result rows{}\n\n{}",

@@ -221,6 +221,39 @@ impl Throughput {
     }
 }
 
+/// Column titles of [`Throughput::cells`].
+pub const THROUGHPUT_TITLES: [&str; 6] = [
+    "median s",
+    "min s",
+    "max s",
+    "input rows/s",
+    "GB/s",
+    "phases (median)",
+];
+
+impl Throughput {
+    /// The table cells under [`THROUGHPUT_TITLES`].
+    pub fn cells(&self, phases: &[PhaseTime]) -> Vec<String> {
+        vec![
+            format!("{:.3}", self.seconds.median),
+            format!("{:.3}", self.seconds.min),
+            format!("{:.3}", self.seconds.max),
+            rate(self.rows_per_second),
+            format!("{:.2}", self.gb_per_second),
+            phase_line(phases),
+        ]
+    }
+}
+
+/// A table header: `first` titles, then the throughput titles.
+pub fn throughput_header(first: &[&str]) -> Vec<String> {
+    first
+        .iter()
+        .chain(THROUGHPUT_TITLES.iter())
+        .map(|s| s.to_string())
+        .collect()
+}
+
 /// `12.3 M rows/s` style.
 pub fn rate(rows_per_second: f64) -> String {
     if rows_per_second >= 1e9 {

@@ -17,8 +17,8 @@ use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::opcommon::{
-    build_pool, check_verify_size, generated, key_dist, median_phases, phase_line, rate,
-    read_columns, relation_of, write_table, Throughput,
+    build_pool, check_verify_size, generated, key_dist, median_phases, read_columns, relation_of,
+    throughput_header, write_table, Throughput,
 };
 use crate::format::table;
 use crate::op_args::SortArgs;
@@ -307,25 +307,7 @@ fn sorted_table(sorted: &Sorted, input: &Input) -> Table {
 }
 
 fn render(r: &SortReport) -> String {
-    let t = &r.throughput;
-    let rows = vec![
-        vec![
-            "median s".to_string(),
-            "min s".into(),
-            "max s".into(),
-            "rows/s".into(),
-            "GB/s".into(),
-            "phases (median)".into(),
-        ],
-        vec![
-            format!("{:.3}", t.seconds.median),
-            format!("{:.3}", t.seconds.min),
-            format!("{:.3}", t.seconds.max),
-            rate(t.rows_per_second),
-            format!("{:.2}", t.gb_per_second),
-            phase_line(&r.phases),
-        ],
-    ];
+    let rows = vec![throughput_header(&[]), r.throughput.cells(&r.phases)];
     let mut out = format!(
         "sort of {} {} on {} threads\n\n{}",
         r.rows,

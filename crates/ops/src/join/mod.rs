@@ -166,8 +166,7 @@ pub fn join(
     opts: &JoinOptions,
     progress: &dyn Progress,
 ) -> Result<JoinResult> {
-    left.check_pool(pool)?;
-    right.check_pool(pool)?;
+    // Each algorithm checks that the relations belong to the pool.
     match opts.algorithm {
         JoinAlgorithm::NoPartition => npo::join(pool, left, right, opts, progress),
         JoinAlgorithm::RadixPro | JoinAlgorithm::RadixCprl => {
