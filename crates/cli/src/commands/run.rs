@@ -129,7 +129,7 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         Err(e) => (None, Some(format!("{e:#}"))),
     };
     let (operators, operators_skipped) =
-        match run_ops::operators(&pool, (args.size_mib / 64).max(1)) {
+        match run_ops::operators(&pool, run_ops::probe_rows(args.size_mib)) {
             Ok(summary) => (Some(summary), None),
             Err(e) => (None, Some(format!("{e:#}"))),
         };

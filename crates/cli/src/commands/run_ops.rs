@@ -35,9 +35,17 @@ fn gen(pool: &Pool, rows: u64, keys: KeyDist, seed: u64) -> Result<Relation> {
     Ok(generate(pool, &GenSpec { rows, keys, seed })?)
 }
 
-/// Runs the section with `scale` million probe rows.
-pub fn operators(pool: &Pool, scale: u64) -> Result<OperatorSummary> {
-    let (r_rows, s_rows) = (scale * 250_000, scale * 1_000_000);
+/// Probe rows for a main job over `size_mib` MiB: 2^20 per 64 MiB, at
+/// least 2^14, so that a small job (as in the multi-node guests) stays
+/// quick.
+pub fn probe_rows(size_mib: u64) -> u64 {
+    size_mib.saturating_mul(1 << 14).max(1 << 14)
+}
+
+/// Runs the section with `s_rows` probe rows and a quarter as many build
+/// rows.
+pub fn operators(pool: &Pool, s_rows: u64) -> Result<OperatorSummary> {
+    let r_rows = (s_rows / 4).max(1);
     let r = gen(pool, r_rows, KeyDist::Dense, 1)?;
     let s = gen(pool, s_rows, KeyDist::ForeignKey { build_rows: r_rows }, 2)?;
     let want = reference::join(&r.to_vec(), &s.to_vec(), JoinKind::Inner);
