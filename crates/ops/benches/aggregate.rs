@@ -94,7 +94,7 @@ const SECONDS_PER_METHOD: f64 = 1.0;
 
 /// (median seconds, the median run's result) of up to `reps` runs.
 fn measure(pool: &Pool, rel: &Relation, method: AggMethod, reps: usize) -> (f64, AggResult) {
-    let opts = AggOptions { method };
+    let opts = AggOptions::new(method);
     let mut runs: Vec<(f64, AggResult)> = Vec::new();
     let mut spent = 0.0;
     while runs.len() < reps.max(1) && (runs.is_empty() || spent < SECONDS_PER_METHOD) {
@@ -118,9 +118,7 @@ fn warm_up(pool: &Pool, c: &Config) {
         return;
     };
     let rel = input(pool, c.rows, largest);
-    let opts = AggOptions {
-        method: AggMethod::Migration,
-    };
+    let opts = AggOptions::new(AggMethod::Migration);
     aggregate(pool, &rel, &opts, &Silent).expect("warm-up");
 }
 

@@ -16,6 +16,7 @@
 //! out is the I/O layer's, presentation the CLI's.
 
 pub mod aggregate;
+pub mod cache_probe;
 pub mod datagen;
 pub mod error;
 pub mod hash;

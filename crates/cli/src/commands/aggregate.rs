@@ -108,7 +108,7 @@ fn measure(
     for rep in 0..reps {
         for (i, &method) in list.iter().enumerate() {
             spinner.set_prefix(format!("aggregate {}, rep {}", method.name(), rep + 1));
-            let r = aggregate(pool, rel, &AggOptions { method }, spinner)
+            let r = aggregate(pool, rel, &AggOptions::new(method), spinner)
                 .with_context(|| format!("{} aggregation", method.name()))?;
             if let Some(first) = runs.iter().flatten().next() {
                 ensure!(

@@ -68,14 +68,7 @@ pub fn operators(pool: &Pool, s_rows: u64) -> Result<OperatorSummary> {
         joins.push((algorithm, total_seconds(&result.phases), result.rows));
     }
     let a = gen(pool, s_rows, KeyDist::Uniform { max: 65_536 }, 3)?;
-    let agg = aggregate(
-        pool,
-        &a,
-        &AggOptions {
-            method: AggMethod::Auto,
-        },
-        &Silent,
-    )?;
+    let agg = aggregate(pool, &a, &AggOptions::new(AggMethod::Auto), &Silent)?;
     ensure!(
         agg.sorted() == reference::aggregate(&a.to_vec()),
         "the aggregation disagrees with the reference"

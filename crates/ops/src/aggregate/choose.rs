@@ -14,10 +14,11 @@
 //!
 //! Cache sizes come from the pool's topology, but the shared last-level
 //! cache is not taken at its word: a virtual machine shares it with its
-//! neighbours and a chiplet CPU splits it between core complexes. On the
-//! development VM sysfs reports 32 MiB of L3 while a random-access sweep
-//! shows about 4 to 6 MiB usable, so we count on 1/[`LLC_TRUST_DIVISOR`]
-//! of it, split among the pool's workers that share it.
+//! neighbours and a chiplet CPU splits it between core complexes (the
+//! development VM reported 32 MiB, later 480 MiB, of which about 4-6 MiB
+//! and 8-16 MiB were really usable). We count on what [`crate::cache_probe`]
+//! measures, at most the reported size, split among the pool's workers
+//! that share it.
 //!
 //! This module decides; it runs nothing.
 
@@ -29,8 +30,6 @@ use crate::aggregate::estimate::GroupEstimate;
 use crate::aggregate::table::bytes_for;
 use crate::aggregate::AggMethod;
 
-/// The shared cache we count on is the reported size divided by this.
-pub const LLC_TRUST_DIVISOR: u64 = 8;
 /// [`AggMethod::Local`] runs while a worker's table is at most this many
 /// times its cache budget. Measured here (2 workers, 16M rows, dense
 /// keys): local wins at 64K groups (a 2.4 MiB array, 160 vs 240 ms),
@@ -52,13 +51,14 @@ const DEFAULT_PRIVATE_BYTES: u64 = 256 << 10;
 const DEFAULT_SHARED_BYTES: u64 = 8 << 20;
 
 /// The cache one worker can count on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CacheBudget {
     /// The worker's private cache (its L2), bytes.
     pub private_bytes: u64,
     /// The last-level cache as the topology reports it, bytes.
     pub shared_reported_bytes: u64,
-    /// What we count on of it, for all workers sharing it.
+    /// What we count on of it, for all workers sharing it: what the
+    /// probe measured, at most the reported size.
     pub shared_usable_bytes: u64,
     /// Pool workers sharing it.
     pub sharers: usize,
@@ -71,8 +71,15 @@ impl CacheBudget {
     }
 }
 
-/// The cache budget of the pool's first worker (workers are alike).
+/// The cache budget of the pool's first worker (workers are alike), with
+/// the shared cache measured by [`crate::cache_probe::measured`].
 pub fn cache_budget(pool: &Pool) -> CacheBudget {
+    budget_with_usable_shared(pool, crate::cache_probe::measured().usable_bytes)
+}
+
+/// The cache budget with `usable_shared` bytes of the last level counted
+/// on (capped at the reported size).
+pub fn budget_with_usable_shared(pool: &Pool, usable_shared: u64) -> CacheBudget {
     let topo = pool.topology();
     let contexts = pool.worker_contexts();
     let cpu = contexts
@@ -100,7 +107,7 @@ pub fn cache_budget(pool: &Pool) -> CacheBudget {
     CacheBudget {
         private_bytes,
         shared_reported_bytes,
-        shared_usable_bytes: shared_reported_bytes / LLC_TRUST_DIVISOR,
+        shared_usable_bytes: usable_shared.min(shared_reported_bytes),
         sharers,
     }
 }
@@ -282,10 +289,11 @@ fn describe_keys(keys: &KeyLayout) -> String {
 
 fn describe_budget(budget: &CacheBudget, allowed: u64) -> String {
     format!(
-        "cache budget of {} per worker (L2 {} + 1/{} of the L3, counted as 1/{LLC_TRUST_DIVISOR} of the reported {})",
+        "cache budget of {} per worker (L2 {} + 1/{} of the {} of L3 measured usable, of {} reported)",
         size(allowed),
         size(budget.private_bytes),
         budget.sharers,
+        size(budget.shared_usable_bytes),
         size(budget.shared_reported_bytes),
     )
 }

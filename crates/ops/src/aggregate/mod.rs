@@ -35,6 +35,8 @@ mod tests;
 use serde::Serialize;
 
 use numakit_pool::Pool;
+
+pub use choose::CacheBudget;
 use numakit_shuffle::Strategy;
 
 use crate::error::{OpsError, Result};
@@ -144,6 +146,20 @@ impl Group {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct AggOptions {
     pub method: AggMethod,
+    /// The cache to size tables by; `None`: this machine's, measured
+    /// ([`choose::cache_budget`]). Set it to plan for a described cache or
+    /// to make the choice independent of the machine (tests).
+    pub cache: Option<CacheBudget>,
+}
+
+impl AggOptions {
+    /// `method` with this machine's measured cache.
+    pub fn new(method: AggMethod) -> Self {
+        Self {
+            method,
+            cache: None,
+        }
+    }
 }
 
 /// How the exchange-driven methods moved their state (Li Figure 11's
@@ -207,7 +223,7 @@ pub fn aggregate(
     let mut timer = PhaseTimer::new(progress);
     timer.start("estimate groups");
     let estimate = estimate::estimate_groups(pool, input, estimate::SAMPLE_ROWS_PER_WORKER)?;
-    let budget = choose::cache_budget(pool);
+    let budget = opts.cache.unwrap_or_else(|| choose::cache_budget(pool));
     let workers = pool.workers();
     let plan = match opts.method {
         AggMethod::Auto => choose::choose(&estimate, workers, &budget),

@@ -87,10 +87,25 @@ fn dense_with_strays() -> Vec<Tuple> {
     data
 }
 
+/// A fixed cache (L2 1 MiB, 4 MiB of L3 usable), so that the automatic
+/// choice does not depend on the machine the tests run on.
+fn fixed_cache(workers: usize) -> CacheBudget {
+    CacheBudget {
+        private_bytes: 1 << 20,
+        shared_reported_bytes: 32 << 20,
+        shared_usable_bytes: 4 << 20,
+        sharers: workers,
+    }
+}
+
 fn check(method: AggMethod, workers: usize, name: &str, data: &[Tuple]) -> AggResult {
     let pool = pool(workers);
     let input = Relation::from_tuples(&pool, data).unwrap();
-    let got = aggregate(&pool, &input, &AggOptions { method }, &Silent).unwrap();
+    let opts = AggOptions {
+        method,
+        cache: Some(fixed_cache(workers)),
+    };
+    let got = aggregate(&pool, &input, &opts, &Silent).unwrap();
     let want = reference::aggregate(data);
     let what = format!("{} on {name} with {workers} workers", method.name());
     assert_eq!(got.group_count(), want.len(), "{what}: group count");
@@ -247,9 +262,7 @@ fn a_relation_of_another_pool_is_refused() {
     let input = Relation::from_tuples(&pool(1), &rows(&[(1, 1)])).unwrap();
     let two = pool(2);
     if two.workers() == 2 {
-        let opts = AggOptions {
-            method: AggMethod::Auto,
-        };
+        let opts = AggOptions::new(AggMethod::Auto);
         assert!(aggregate(&two, &input, &opts, &Silent).is_err());
     }
 }
