@@ -104,6 +104,8 @@ fn measure(
     reps: usize,
     spinner: &Spinner,
 ) -> Result<(Vec<MethodReport>, AggResult)> {
+    // The cache probe runs once per process; not inside the first timing.
+    numakit_ops::cache_probe::measured();
     let mut runs: Vec<Vec<AggResult>> = (0..list.len()).map(|_| Vec::new()).collect();
     for rep in 0..reps {
         for (i, &method) in list.iter().enumerate() {
