@@ -1,0 +1,371 @@
+"""numakit's MapReduce against Phoenix++ 1.0, side by side on the same inputs.
+
+The seven applications of the Phoenix papers run in both systems with the
+same thread count. Inputs the programs read from files (word count, histogram,
+linear regression, string match) are generated ONCE with
+`numakit mapreduce <app> --generate FILE` and read by both systems. Kmeans
+and PCA generate their data inside each program from the same parameters;
+matrix multiply reads two matrix files in Phoenix++ (created once by
+Phoenix++ itself, untimed) and generates its matrices inside numakit.
+
+Every (app, threads, system) pair runs --reps times, each in a fresh
+process, alternating which system goes first. Two times are kept:
+
+  wall  the whole process, fork to exit (input load, generation of kmeans/
+        PCA data, the MapReduce job, output), measured here;
+  job   the MapReduce work alone as each program reports it: Phoenix++'s
+        "library" line (printed when it is built with -DTIMING, as
+        build-phoenixpp.sh does) and numakit's JSON "times".
+
+Medians are printed with the ratio numakit / Phoenix++ (below 1: numakit is
+faster). Usage: bench/phoenix/run.sh [--apps LIST] [--threads 1,2] [--reps N]
+[--systems phoenixpp,numakit] [--data-dir DIR] [--small] [--json FILE]
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# Reference parameters (issue 5). `file`: the input file both systems read;
+# `gen`: numakit generator options; `pp`: Phoenix++ arguments after the
+# program (FILE stands for the input path); `nk`: numakit run options.
+REFERENCE = {
+    "word-count": dict(file="word_count.txt", gen=["--size-mib", "100"], pp=["FILE"]),
+    "histogram": dict(file="histogram.bmp", gen=["--size-mib", "400"], pp=["FILE"]),
+    "linear-regression": dict(file="linear_regression.bin", gen=["--size-mib", "400"], pp=["FILE"]),
+    "string-match": dict(file="string_match.txt", gen=["--size-mib", "100"], pp=["FILE"]),
+    "kmeans": dict(pp=["-p", "500000", "-c", "100", "-d", "3"],
+                   nk=["--points", "500000", "--clusters", "100", "--dims", "3"]),
+    "pca": dict(pp=["-r", "1000", "-c", "1000"], nk=["--rows", "1000", "--cols", "1000"]),
+    "matrix-multiply": dict(pp=["1000", "1"], nk=["--size", "1000"], matrix=1000),
+}
+
+# Small parameters for a quick check of the script itself (--small).
+SMALL = {
+    "word-count": dict(file="word_count.small.txt", gen=["--size-mib", "4"], pp=["FILE"]),
+    "histogram": dict(file="histogram.small.bmp", gen=["--size-mib", "4"], pp=["FILE"]),
+    "linear-regression": dict(file="linear_regression.small.bin", gen=["--size-mib", "4"], pp=["FILE"]),
+    "string-match": dict(file="string_match.small.txt", gen=["--size-mib", "4"], pp=["FILE"]),
+    "kmeans": dict(pp=["-p", "20000", "-c", "10", "-d", "3"],
+                   nk=["--points", "20000", "--clusters", "10", "--dims", "3"]),
+    "pca": dict(pp=["-r", "100", "-c", "100"], nk=["--rows", "100", "--cols", "100"]),
+    "matrix-multiply": dict(pp=["100", "1"], nk=["--size", "100"], matrix=100),
+}
+
+PROGRAM = {
+    "word-count": "word_count",
+    "histogram": "histogram",
+    "linear-regression": "linear_regression",
+    "string-match": "string_match",
+    "kmeans": "kmeans",
+    "pca": "pca",
+    "matrix-multiply": "matrix_multiply",
+}
+
+HOW_TO_GET_PHOENIXPP = """\
+PHOENIXPP_DIR must name a built Phoenix++ 1.0 tree (the folder holding
+Defines.mk, include/, src/ and tests/). To get and build one:
+
+  git clone https://github.com/kozyraki/phoenix /some/where/phoenix
+  bench/phoenix/build-phoenixpp.sh /some/where/phoenix/phoenix++-1.0
+  PHOENIXPP_DIR=/some/where/phoenix/phoenix++-1.0 bench/phoenix/run.sh
+
+build-phoenixpp.sh builds with the Makefiles as shipped, adding only
+-fpermissive (needed by g++ >= 4.7) and -DTIMING (so that each program
+prints its own MapReduce time); the sources are left untouched."""
+
+
+class Failure(Exception):
+    """A run that did not complete; the message says which and why."""
+
+
+def run_timed(cmd, cwd, env, timeout):
+    """Runs one fresh process; returns (wall seconds, stdout, stderr,
+    rusage of that child). Output goes through files so that the child's
+    own resource usage can be collected with wait4."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err)
+        deadline = start + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                raise Failure(f"{' '.join(cmd)}: no result after {timeout} s")
+            time.sleep(0.002)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode(errors="replace")
+        stderr = err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise Failure(f"{' '.join(cmd)} exited with {proc.returncode}:\n{stdout[-2000:]}{stderr[-2000:]}")
+    return wall, stdout, stderr, usage
+
+
+def phoenixpp_summary(app, stdout):
+    """The result figures Phoenix++ prints, for the record and for checking
+    that every repetition computed the same thing."""
+    s = {}
+    if app == "word-count":
+        m = re.search(r"Results \(TOP \d+ of (\d+)\)", stdout)
+        t = re.search(r"^Total: (\d+)", stdout, re.M)
+        if m and t:
+            s = {"distinct_words": int(m.group(1)), "words": int(t.group(1))}
+    elif app == "histogram":
+        m = re.search(r"has (\d+) bytes of image data, (\d+) pixels", stdout)
+        if m:
+            s = {"pixels": int(m.group(2))}
+    elif app == "linear-regression":
+        for key in ("SX", "SY", "SXX", "SYY", "SXY"):
+            m = re.search(rf"^\t{key}\s+= (-?\d+)", stdout, re.M)
+            if m:
+                s[key] = int(m.group(1))
+    elif app == "kmeans":
+        means = stdout.split("Final means:")[-1]
+        s = {"means_sha1": hashlib.sha1(means.strip().encode()).hexdigest()[:12]}
+    elif app == "pca":
+        m = re.search(r"Covariance sum: (-?\d+)", stdout)
+        if m:
+            s = {"covariance_sum": int(m.group(1))}
+    elif app == "matrix-multiply":
+        m = re.search(r"total sum is (-?\d+)", stdout)
+        if m:
+            s = {"total_sum": int(m.group(1))}
+    return s
+
+
+def run_phoenixpp(app, params, threads, ppdir, data_dir, timeout):
+    program = os.path.join(ppdir, "tests", PROGRAM[app], PROGRAM[app])
+    args = [os.path.join(data_dir, params["file"]) if a == "FILE" else a for a in params["pp"]]
+    cwd = os.path.join(data_dir, f"matrices-{params['matrix']}") if "matrix" in params else data_dir
+    env = dict(os.environ, MR_NUMTHREADS=str(threads))
+    env.pop("MAPRED_NPROCESSORS", None)
+    wall, stdout, _, usage = run_timed([program] + args, cwd, env, timeout)
+    job = re.search(r"^library : ([\d.]+)$", stdout, re.M)
+    result = {"wall": wall, "job": float(job.group(1)) if job else None,
+              "cpu": usage.ru_utime + usage.ru_stime, "max_rss_mib": usage.ru_maxrss / 1024,
+              "summary": phoenixpp_summary(app, stdout)}
+    if app == "kmeans" and job:
+        # with -DTIMING every MapReduce run prints one "run time" line
+        result["iterations"] = len(re.findall(r"^run time : ", stdout, re.M))
+    return result
+
+
+def find_key(report, key):
+    """The first value stored under `key` anywhere in a JSON document."""
+    if isinstance(report, dict):
+        if key in report:
+            return report[key]
+        children = report.values()
+    elif isinstance(report, list):
+        children = report
+    else:
+        return None
+    for child in children:
+        found = find_key(child, key)
+        if found is not None:
+            return found
+    return None
+
+
+def run_numakit(app, params, threads, binary, data_dir, timeout):
+    cmd = [binary, "mapreduce", app, "--threads", str(threads), "--reps", "1", "--json", "--quiet"]
+    if "file" in params:
+        cmd += ["--input", os.path.join(data_dir, params["file"])]
+    cmd += params.get("nk", [])
+    wall, stdout, _, usage = run_timed(cmd, data_dir, dict(os.environ), timeout)
+    try:
+        report = json.loads(stdout)
+    except json.JSONDecodeError as e:
+        raise Failure(f"{' '.join(cmd)}: output is not JSON ({e}): {stdout[:300]}")
+    times = find_key(report, "times")
+    job = times[0] if isinstance(times, list) and times else None
+    result = {"wall": wall, "job": job, "cpu": usage.ru_utime + usage.ru_stime,
+              "max_rss_mib": usage.ru_maxrss / 1024}
+    iterations = find_key(report, "iterations")
+    if iterations is not None:
+        result["iterations"] = iterations
+    summary = find_key(report, "summary")
+    if summary is not None:
+        result["summary"] = summary
+    return result
+
+
+def prepare_inputs(apps, table, systems, binary, ppdir, data_dir, seed, timeout):
+    """Generates each input file once (kept if already there) and, for
+    Phoenix++'s matrix multiply, its two matrix files."""
+    for app in apps:
+        params = table[app]
+        if "file" in params:
+            path = os.path.join(data_dir, params["file"])
+            if not os.path.exists(path):
+                if not binary:
+                    raise Failure(f"{path} is missing and no numakit binary was given to generate it")
+                print(f"# {app}: generating {path}", file=sys.stderr, flush=True)
+                cmd = [binary, "mapreduce", app, "--generate", path, "--seed", str(seed), "--quiet"]
+                run_timed(cmd + params["gen"], data_dir, dict(os.environ), timeout)
+        if "matrix" in params and "phoenixpp" in systems:
+            folder = os.path.join(data_dir, f"matrices-{params['matrix']}")
+            if not os.path.exists(os.path.join(folder, "matrix_file_B.txt")):
+                os.makedirs(folder, exist_ok=True)
+                print(f"# {app}: Phoenix++ writes its matrix files in {folder}", file=sys.stderr, flush=True)
+                program = os.path.join(ppdir, "tests", "matrix_multiply", "matrix_multiply")
+                run_timed([program, str(params["matrix"]), "1", "1"], folder,
+                          dict(os.environ, MR_NUMTHREADS="1"), timeout)
+
+
+def describe_input(params, data_dir):
+    if "file" in params:
+        size = os.path.getsize(os.path.join(data_dir, params["file"]))
+        return f"{params['file']} ({size / (1 << 20):.1f} MiB)"
+    options = params.get("nk", [])
+    return " ".join(f"{k.lstrip('-')}={v}" for k, v in zip(options[::2], options[1::2]))
+
+
+def median_of(runs, field):
+    values = [r[field] for r in runs if r.get(field) is not None]
+    return statistics.median(values) if values else None
+
+
+def measure(app, params, threads, systems, args, data_dir):
+    runs = {s: [] for s in systems}
+    for rep in range(args.reps):
+        order = systems[rep % len(systems):] + systems[:rep % len(systems)]
+        for system in order:
+            if system == "phoenixpp":
+                r = run_phoenixpp(app, params, threads, args.phoenixpp, data_dir, args.timeout)
+            else:
+                r = run_numakit(app, params, threads, args.numakit, data_dir, args.timeout)
+            runs[system].append(r)
+            job = f"{r['job']:.3f}" if r["job"] is not None else "-"
+            print(f"# {app} t={threads} {system} rep {rep}: wall {r['wall']:.3f} s, job {job} s"
+                  + (f", {r['iterations']} iterations" if "iterations" in r else ""),
+                  file=sys.stderr, flush=True)
+    row = {"app": app, "threads": threads, "input": describe_input(params, data_dir)}
+    for system, rs in runs.items():
+        summaries = {json.dumps(r.get("summary"), sort_keys=True) for r in rs}
+        if len(summaries) > 1:
+            print(f"# WARNING {app} {system}: repetitions disagree: {summaries}", file=sys.stderr)
+        row[system] = {
+            "median_wall": median_of(rs, "wall"),
+            "median_job": median_of(rs, "job"),
+            "median_cpu": median_of(rs, "cpu"),
+            "wall": [r["wall"] for r in rs],
+            "job": [r["job"] for r in rs],
+            "max_rss_mib": max(r["max_rss_mib"] for r in rs),
+            "summary": rs[-1].get("summary"),
+        }
+        if "iterations" in rs[-1]:
+            row[system]["iterations"] = rs[-1]["iterations"]
+    if "phoenixpp" in runs and "numakit" in runs:
+        for field in ("wall", "job"):
+            p, n = row["phoenixpp"][f"median_{field}"], row["numakit"][f"median_{field}"]
+            row[f"ratio_{field}"] = n / p if p and n is not None else None
+    return row
+
+
+def fmt(value, digits=3):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def print_table(rows, systems, out):
+    both = len(systems) == 2
+    head = f"{'app':<18} {'t':>2} {'input':<34}"
+    for s in systems:
+        head += f" {s + ' wall':>15} {s + ' job':>14}"
+    if both:
+        head += f" {'ratio wall':>10} {'ratio job':>9}"
+    print(head, file=out)
+    print("-" * len(head), file=out)
+    for r in rows:
+        line = f"{r['app']:<18} {r['threads']:>2} {r['input'][:34]:<34}"
+        for s in systems:
+            line += f" {fmt(r[s]['median_wall']):>15} {fmt(r[s]['median_job']):>14}"
+        if both:
+            line += f" {fmt(r.get('ratio_wall'), 2):>10} {fmt(r.get('ratio_job'), 2):>9}"
+        print(line, file=out)
+    print("\nmedians in seconds; wall: whole process; job: the MapReduce work as each program "
+          "reports it; ratio: numakit / Phoenix++ (below 1: numakit faster)", file=out)
+    for r in rows:
+        its = {s: r[s]["iterations"] for s in systems if r[s].get("iterations")}
+        if its:
+            per = {s: f"{r[s]['median_job'] / n:.4f} s" for s, n in its.items() if r[s]["median_job"] is not None}
+            print(f"{r['app']} t={r['threads']}: iterations {its}, job per iteration {per}", file=out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--apps", default=",".join(REFERENCE))
+    ap.add_argument("--systems", default="phoenixpp,numakit")
+    ap.add_argument("--threads", default="2", help="thread counts, comma-separated")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--small", action="store_true", help="small inputs, to check the script")
+    ap.add_argument("--data-dir", help="keep inputs here (reused when present); default: a temporary folder")
+    ap.add_argument("--phoenixpp", default=os.environ.get("PHOENIXPP_DIR"))
+    ap.add_argument("--numakit", default=None, help="numakit binary")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per process")
+    ap.add_argument("--check", action="store_true",
+                    help="only check the arguments; print 'numakit' if a numakit binary is needed")
+    ap.add_argument("--json", help="also write the results as JSON to this file ('-': JSON on stdout, table on stderr)")
+    args = ap.parse_args()
+    systems = args.systems.split(",")
+    apps = args.apps.split(",")
+    table = SMALL if args.small else REFERENCE
+    for a in apps:
+        if a not in table:
+            sys.exit(f"unknown app {a!r}; apps: {', '.join(table)}")
+    if "phoenixpp" in systems:
+        if not args.phoenixpp or not all(
+                os.access(os.path.join(args.phoenixpp, "tests", PROGRAM[a], PROGRAM[a]), os.X_OK) for a in apps):
+            print(f"no built Phoenix++ programs under PHOENIXPP_DIR={args.phoenixpp or '(unset)'}\n\n{HOW_TO_GET_PHOENIXPP}",
+                  file=sys.stderr)
+            sys.exit(2)
+        args.phoenixpp = os.path.abspath(args.phoenixpp)
+    if args.check:
+        if "numakit" in systems:
+            print("numakit")
+        return
+    if "numakit" in systems and not args.numakit:
+        sys.exit("--numakit BINARY is needed to run numakit")
+    data_dir = os.path.abspath(args.data_dir) if args.data_dir else tempfile.mkdtemp(prefix="numakit-phoenix-")
+    os.makedirs(data_dir, exist_ok=True)
+    rows = []
+    try:
+        prepare_inputs(apps, table, systems, args.numakit, args.phoenixpp, data_dir, args.seed, args.timeout)
+        for app in apps:
+            for threads in [int(t) for t in args.threads.split(",")]:
+                rows.append(measure(app, table[app], threads, systems, args, data_dir))
+    except Failure as e:
+        sys.exit(f"error: {e}")
+    finally:
+        if not args.data_dir:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    document = {"threads": args.threads, "reps": args.reps, "systems": systems,
+                "small": args.small, "rows": rows}
+    if args.json == "-":
+        print_table(rows, systems, sys.stderr)
+        print(json.dumps(document, indent=2))
+        return
+    print_table(rows, systems, sys.stdout)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(document, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
