@@ -18,7 +18,13 @@ process, alternating which system goes first. Two times are kept:
         build-phoenixpp.sh does) and numakit's JSON "times".
 
 Medians are printed with the ratio numakit / Phoenix++ (below 1: numakit is
-faster). Usage: bench/phoenix/run.sh [--apps LIST] [--threads 1,2] [--reps N]
+faster).
+
+String match: the shipped Phoenix++ string_match does no work when built
+with a modern g++ -O3 (its comparisons end in a stray `;`, nothing depends on
+them, and they are deleted), so by default the comparison runs
+string_match_counting, the variant build-phoenixpp.sh builds whose map
+emits each match; `--string-match shipped` measures the shipped program. Usage: bench/phoenix/run.sh [--apps LIST] [--threads 1,2] [--reps N]
 [--systems phoenixpp,numakit] [--data-dir DIR] [--small] [--json FILE]
 """
 
@@ -80,7 +86,8 @@ Defines.mk, include/, src/ and tests/). To get and build one:
 
 build-phoenixpp.sh builds with the Makefiles as shipped, adding only
 -fpermissive (needed by g++ >= 4.7) and -DTIMING (so that each program
-prints its own MapReduce time); the sources are left untouched."""
+prints its own MapReduce time), and builds string_match_counting beside
+string_match; the shipped sources are left untouched."""
 
 
 class Failure(Exception):
@@ -136,6 +143,10 @@ def phoenixpp_summary(app, stdout):
     elif app == "kmeans":
         means = stdout.split("Final means:")[-1]
         s = {"means_sha1": hashlib.sha1(means.strip().encode()).hexdigest()[:12]}
+    elif app == "string-match":
+        m = re.search(r"String Match: (\d+) matches", stdout)
+        if m:
+            s = {"matches": int(m.group(1))}
     elif app == "pca":
         m = re.search(r"Covariance sum: (-?\d+)", stdout)
         if m:
@@ -147,13 +158,20 @@ def phoenixpp_summary(app, stdout):
     return s
 
 
-def run_phoenixpp(app, params, threads, ppdir, data_dir, timeout):
-    program = os.path.join(ppdir, "tests", PROGRAM[app], PROGRAM[app])
-    args = [os.path.join(data_dir, params["file"]) if a == "FILE" else a for a in params["pp"]]
+def phoenixpp_program(ppdir, app, string_match):
+    name = PROGRAM[app]
+    if app == "string-match" and string_match == "counting":
+        return os.path.join(ppdir, "tests", name, "string_match_counting")
+    return os.path.join(ppdir, "tests", name, name)
+
+
+def run_phoenixpp(app, params, threads, args, data_dir):
+    program = phoenixpp_program(args.phoenixpp, app, args.string_match)
+    argv = [os.path.join(data_dir, params["file"]) if a == "FILE" else a for a in params["pp"]]
     cwd = os.path.join(data_dir, f"matrices-{params['matrix']}") if "matrix" in params else data_dir
     env = dict(os.environ, MR_NUMTHREADS=str(threads))
     env.pop("MAPRED_NPROCESSORS", None)
-    wall, stdout, _, usage = run_timed([program] + args, cwd, env, timeout)
+    wall, stdout, _, usage = run_timed([program] + argv, cwd, env, args.timeout)
     job = re.search(r"^library : ([\d.]+)$", stdout, re.M)
     result = {"wall": wall, "job": float(job.group(1)) if job else None,
               "cpu": usage.ru_utime + usage.ru_stime, "max_rss_mib": usage.ru_maxrss / 1024,
@@ -246,7 +264,7 @@ def measure(app, params, threads, systems, args, data_dir):
         order = systems[rep % len(systems):] + systems[:rep % len(systems)]
         for system in order:
             if system == "phoenixpp":
-                r = run_phoenixpp(app, params, threads, args.phoenixpp, data_dir, args.timeout)
+                r = run_phoenixpp(app, params, threads, args, data_dir)
             else:
                 r = run_numakit(app, params, threads, args.numakit, data_dir, args.timeout)
             runs[system].append(r)
@@ -255,6 +273,9 @@ def measure(app, params, threads, systems, args, data_dir):
                   + (f", {r['iterations']} iterations" if "iterations" in r else ""),
                   file=sys.stderr, flush=True)
     row = {"app": app, "threads": threads, "input": describe_input(params, data_dir)}
+    if "phoenixpp" in systems:
+        row["phoenixpp_program"] = os.path.relpath(
+            phoenixpp_program(args.phoenixpp, app, args.string_match), args.phoenixpp)
     for system, rs in runs.items():
         summaries = {json.dumps(r.get("summary"), sort_keys=True) for r in rs}
         if len(summaries) > 1:
@@ -274,6 +295,10 @@ def measure(app, params, threads, systems, args, data_dir):
         for field in ("wall", "job"):
             p, n = row["phoenixpp"][f"median_{field}"], row["numakit"][f"median_{field}"]
             row[f"ratio_{field}"] = n / p if p and n is not None else None
+        its = {s: row[s].get("iterations") for s in ("phoenixpp", "numakit")}
+        if all(its.values()) and row["ratio_job"] is not None:
+            # kmeans iterates until no point moves: different data, different counts
+            row["ratio_job_per_iteration"] = row["ratio_job"] * its["phoenixpp"] / its["numakit"]
     return row
 
 
@@ -303,7 +328,9 @@ def print_table(rows, systems, out):
         its = {s: r[s]["iterations"] for s in systems if r[s].get("iterations")}
         if its:
             per = {s: f"{r[s]['median_job'] / n:.4f} s" for s, n in its.items() if r[s]["median_job"] is not None}
-            print(f"{r['app']} t={r['threads']}: iterations {its}, job per iteration {per}", file=out)
+            ratio = fmt(r.get("ratio_job_per_iteration"), 2)
+            print(f"{r['app']} t={r['threads']}: iterations {its}, job per iteration {per}, "
+                  f"ratio per iteration {ratio}", file=out)
 
 
 def main():
@@ -317,6 +344,8 @@ def main():
     ap.add_argument("--data-dir", help="keep inputs here (reused when present); default: a temporary folder")
     ap.add_argument("--phoenixpp", default=os.environ.get("PHOENIXPP_DIR"))
     ap.add_argument("--numakit", default=None, help="numakit binary")
+    ap.add_argument("--string-match", choices=["counting", "shipped"], default="counting",
+                    help="which Phoenix++ string match program to run (see above)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per process")
     ap.add_argument("--check", action="store_true",
                     help="only check the arguments; print 'numakit' if a numakit binary is needed")
@@ -330,7 +359,7 @@ def main():
             sys.exit(f"unknown app {a!r}; apps: {', '.join(table)}")
     if "phoenixpp" in systems:
         if not args.phoenixpp or not all(
-                os.access(os.path.join(args.phoenixpp, "tests", PROGRAM[a], PROGRAM[a]), os.X_OK) for a in apps):
+                os.access(phoenixpp_program(args.phoenixpp, a, args.string_match), os.X_OK) for a in apps):
             print(f"no built Phoenix++ programs under PHOENIXPP_DIR={args.phoenixpp or '(unset)'}\n\n{HOW_TO_GET_PHOENIXPP}",
                   file=sys.stderr)
             sys.exit(2)
