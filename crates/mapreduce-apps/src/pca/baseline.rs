@@ -1,0 +1,100 @@
+//! Hand-written multithreaded PCA: the yardstick for the runtime's
+//! overhead. The means are computed by one contiguous block of rows per
+//! thread; the covariance kernel is prepared once
+//! ([`CovarianceKernel`]), and its triangle is cut into one stretch of
+//! rows per thread holding about the same number of elements (early rows
+//! have more), each thread filling its stretch in place
+//! (`std::thread::scope` throughout).
+//!
+//! No runtime, no pool, no placement.
+
+use std::num::NonZeroUsize;
+
+use crate::pca::covariance::CovarianceKernel;
+use crate::pca::{row_mean, triangle_offset, PcaMatrix, PcaOutput};
+
+/// Means and covariance with `threads` threads.
+pub fn pca(matrix: &PcaMatrix, threads: NonZeroUsize) -> PcaOutput {
+    let means = means(matrix, threads);
+    let kernel = CovarianceKernel::new(matrix, &means);
+    let rows = matrix.rows();
+    let mut covariance = vec![0i64; triangle_offset(rows, rows)];
+    std::thread::scope(|scope| {
+        let mut rest: &mut [i64] = &mut covariance;
+        let mut first = 0;
+        for end in balanced_ends(rows, threads.get()) {
+            let len = triangle_offset(rows, end) - triangle_offset(rows, first);
+            let (stretch, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            let kernel = &kernel;
+            scope.spawn(move || kernel.fill_rows(first, stretch));
+            first = end;
+        }
+    });
+    PcaOutput { means, covariance }
+}
+
+fn means(matrix: &PcaMatrix, threads: NonZeroUsize) -> Vec<i64> {
+    let mut means = vec![0i64; matrix.rows()];
+    let block = matrix.rows().div_ceil(threads.get()).max(1);
+    std::thread::scope(|scope| {
+        for (b, out) in means.chunks_mut(block).enumerate() {
+            scope.spawn(move || {
+                for (r, mean) in out.iter_mut().enumerate() {
+                    *mean = row_mean(matrix.row(b * block + r));
+                }
+            });
+        }
+    });
+    means
+}
+
+/// Where each of (at most) `parts` non-empty stretches of triangle rows
+/// ends, so that they hold about equal numbers of elements.
+fn balanced_ends(rows: usize, parts: usize) -> Vec<usize> {
+    let total = triangle_offset(rows, rows);
+    let mut ends = Vec::with_capacity(parts);
+    let mut row = 0;
+    for p in 1..=parts {
+        let target = total * p / parts;
+        while row < rows && triangle_offset(rows, row) < target {
+            row += 1;
+        }
+        if row > ends.last().copied().unwrap_or(0) {
+            ends.push(row);
+        }
+    }
+    ends
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pca::{gen, reference};
+
+    #[test]
+    fn equals_the_reference() {
+        for (rows, cols, threads) in [
+            (0, 2, 2),
+            (1, 2, 1),
+            (2, 5, 3),
+            (31, 7, 2),
+            (64, 64, 4),
+            (10, 300, 16),
+        ] {
+            let m = gen::generate(rows, cols, 100, 13).unwrap();
+            let threads = NonZeroUsize::new(threads).unwrap();
+            assert_eq!(pca(&m, threads), reference::pca(&m), "{rows}x{cols}");
+        }
+    }
+
+    #[test]
+    fn stretches_balance_the_triangle() {
+        let ends = balanced_ends(1000, 2);
+        assert_eq!(ends.last(), Some(&1000));
+        // Half of the elements lie in the first ~29% of the rows.
+        assert!((280..300).contains(&ends[0]), "{ends:?}");
+        assert_eq!(balanced_ends(3, 8), [1, 2, 3]);
+        assert!(balanced_ends(0, 4).is_empty());
+    }
+}
