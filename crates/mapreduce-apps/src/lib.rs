@@ -5,3 +5,7 @@
 //! formats, and plain sequential references.
 //!
 //! (Work in progress.)
+pub mod kmeans;
+pub mod matrix_multiply;
+pub mod numeric;
+pub mod pca;
