@@ -141,8 +141,9 @@ def phoenixpp_summary(app, stdout):
             if m:
                 s[key] = int(m.group(1))
     elif app == "kmeans":
-        means = stdout.split("Final means:")[-1]
-        s = {"means_sha1": hashlib.sha1(means.strip().encode()).hexdigest()[:12]}
+        tail = stdout.split("Final means:")[-1].splitlines()
+        means = "\n".join(l.strip() for l in tail if re.fullmatch(r"\s*(-?\d+\s*)+", l))
+        s = {"means_sha1": hashlib.sha1(means.encode()).hexdigest()[:12]}
     elif app == "string-match":
         m = re.search(r"String Match: (\d+) matches", stdout)
         if m:
@@ -328,9 +329,9 @@ def print_table(rows, systems, out):
         its = {s: r[s]["iterations"] for s in systems if r[s].get("iterations")}
         if its:
             per = {s: f"{r[s]['median_job'] / n:.4f} s" for s, n in its.items() if r[s]["median_job"] is not None}
-            ratio = fmt(r.get("ratio_job_per_iteration"), 2)
-            print(f"{r['app']} t={r['threads']}: iterations {its}, job per iteration {per}, "
-                  f"ratio per iteration {ratio}", file=out)
+            ratio = r.get("ratio_job_per_iteration")
+            print(f"{r['app']} t={r['threads']}: iterations {its}, job per iteration {per}"
+                  + (f", ratio per iteration {ratio:.2f}" if ratio is not None else ""), file=out)
 
 
 def main():
