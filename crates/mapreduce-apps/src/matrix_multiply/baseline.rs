@@ -1,29 +1,25 @@
 //! Hand-written multithreaded matrix multiply: the yardstick for the
-//! runtime's overhead. `B` is packed once into column panels, the output
+//! runtime's overhead. `B` is packed once ([`ProductKernel`]), the output
 //! rows are cut into one contiguous block per thread
-//! (`std::thread::scope`), and each thread runs the packed kernel
-//! ([`crate::numeric::gemm`]) on its block.
+//! (`std::thread::scope`), and each thread fills its block.
 //!
 //! No runtime, no pool, no placement.
 
 use std::num::NonZeroUsize;
 
+use crate::matrix_multiply::kernel::ProductKernel;
 use crate::matrix_multiply::{MatrixPair, SquareMatrix};
-use crate::numeric::gemm::{multiply as gemm, Extent, PackedColumns};
-
-/// Columns per panel of the packed `B` for `i32` (two AVX2 registers).
-pub const PANEL: usize = 16;
 
 /// `A · B` with `threads` threads.
 pub fn multiply(pair: &MatrixPair, threads: NonZeroUsize) -> SquareMatrix {
     let n = pair.side();
-    let packed = PackedColumns::<i32, PANEL>::from_rows(pair.b().values(), n, n);
+    let kernel = ProductKernel::new(pair);
     let mut out = vec![0i32; n * n];
-    let block = (n.div_ceil(threads.get()) * n).max(1);
+    let rows_per_thread = n.div_ceil(threads.get()).max(1);
     std::thread::scope(|scope| {
-        for (a_rows, out_rows) in pair.a().values().chunks(block).zip(out.chunks_mut(block)) {
-            let packed = &packed;
-            scope.spawn(move || gemm(a_rows, packed, out_rows, Extent::Full));
+        for (t, rows) in out.chunks_mut((rows_per_thread * n).max(1)).enumerate() {
+            let kernel = &kernel;
+            scope.spawn(move || kernel.fill_rows(t * rows_per_thread, rows));
         }
     });
     SquareMatrix {

@@ -14,11 +14,12 @@
 //! is that figure.
 //!
 //! The submodules: [`gen`] (inputs and files), [`reference`] (plain
-//! sequential), [`baseline`] (hand-written threads), and the MapReduce
-//! job. The packed kernel itself is [`crate::numeric::gemm`].
+//! sequential), [`kernel`] (the packed product of a block of rows),
+//! [`baseline`] (hand-written threads), and the MapReduce job.
 
 pub mod baseline;
 pub mod gen;
+pub mod kernel;
 pub mod reference;
 
 use crate::numeric::IntFileError;

@@ -53,7 +53,7 @@ impl<T: Word, const P: usize> PackedColumns<T, P> {
     /// If `b.len() != depth * cols`.
     pub fn from_rows(b: &[T], depth: usize, cols: usize) -> Self {
         assert_eq!(b.len(), depth * cols, "B must be depth x cols");
-        Self::pack(depth, cols, |k, j| b[k * cols + j])
+        Self::from_fn(depth, cols, |k, j| b[k * cols + j])
     }
 
     /// Packs `Cᵀ` for the row-major `cols × depth` matrix `c`, so that
@@ -63,10 +63,12 @@ impl<T: Word, const P: usize> PackedColumns<T, P> {
     /// If `c.len() != cols * depth`.
     pub fn from_transposed(c: &[T], cols: usize, depth: usize) -> Self {
         assert_eq!(c.len(), depth * cols, "C must be cols x depth");
-        Self::pack(depth, cols, |k, j| c[j * depth + k])
+        Self::from_fn(depth, cols, |k, j| c[j * depth + k])
     }
 
-    fn pack(depth: usize, cols: usize, at: impl Fn(usize, usize) -> T) -> Self {
+    /// Packs the `depth × cols` matrix whose element `(k, j)` is
+    /// `at(k, j)`.
+    pub fn from_fn(depth: usize, cols: usize, at: impl Fn(usize, usize) -> T) -> Self {
         let panels = cols.div_ceil(P);
         let mut data = vec![T::default(); panels * depth * P];
         for (p, panel) in data.chunks_exact_mut((depth * P).max(1)).enumerate() {

@@ -9,6 +9,7 @@
 pub mod c_rand;
 pub mod gemm;
 pub mod int_file;
+pub mod pairs;
 pub mod wide;
 
 pub use c_rand::CRand;

@@ -16,9 +16,9 @@ use crate::pca::{row_mean, triangle_offset, PcaMatrix, PcaOutput};
 /// Means and covariance with `threads` threads.
 pub fn pca(matrix: &PcaMatrix, threads: NonZeroUsize) -> PcaOutput {
     let means = means(matrix, threads);
-    let kernel = CovarianceKernel::new(matrix, &means);
     let rows = matrix.rows();
     let mut covariance = vec![0i64; triangle_offset(rows, rows)];
+    let kernel = CovarianceKernel::new(matrix, &means);
     std::thread::scope(|scope| {
         let mut rest: &mut [i64] = &mut covariance;
         let mut first = 0;

@@ -1,105 +1,111 @@
 //! The covariance of rows as a packed matrix product: with `C` the matrix
 //! of centred values (`v[i][k] - mean[i]`), the covariance sums are
 //! `C · Cᵀ`, of which the upper triangle is needed. [`CovarianceKernel`]
-//! centres the matrix and packs `Cᵀ` once; [`CovarianceKernel::fill_rows`]
-//! then computes the triangle rows of any range of rows with
-//! [`crate::numeric::gemm`], skipping column panels left of the diagonal,
-//! and divides by `cols - 1`.
+//! packs `Cᵀ` once; [`CovarianceKernel::fill_rows`] then centres the rows
+//! of any block, multiplies them skipping column panels left of the
+//! diagonal, and divides by `cols - 1`.
 //!
-//! The sums are the original's `long long` ones, wrapping. When every
-//! partial sum is known to fit in 32 bits (`cols · max|c|² ≤ i32::MAX`,
-//! true of the original's default grid of 100 for up to 219 000 columns)
-//! the product runs on `i32`, twice the lanes per instruction, and is
-//! exact; otherwise on wrapping `i64`. Either way the numbers are the
-//! same.
+//! The sums are the original's `long long` ones, wrapping. When
+//! `cols · max|c|²` fits `i32`, no partial sum can leave 32 bits, and the
+//! centred values then fit `i16` (with two or more columns, `|c| ≤
+//! 32767`): the 16-bit pair kernel ([`crate::numeric::pairs`],
+//! [`Arithmetic::Pairs`]) computes the same numbers four times as fast as
+//! 32-bit multiplies would. The original's default grid of 100 is there
+//! for up to 219 000 columns. Otherwise the sums run in wrapping `i64`
+//! ([`crate::numeric::gemm`], [`Arithmetic::Wide`]), exactly the
+//! original's.
 //!
 //! It does not compute the means (see [`crate::pca::row_mean`]) nor split
 //! work among threads.
 
-use crate::numeric::gemm::{multiply, Extent, PackedColumns};
+use crate::numeric::gemm::{self, Extent, PackedColumns, Word};
+
+use crate::numeric::pairs::{self, PackedPairs, PairRows};
 use crate::pca::{triangle_offset, PcaMatrix};
 
-/// Columns per packed panel for `i32` (two AVX2 registers).
-const NARROW_PANEL: usize = 16;
 /// Columns per packed panel for `i64`.
 const WIDE_PANEL: usize = 8;
 
-/// The centred matrix and its packed transpose, in the narrowest type
-/// that keeps the sums exact.
+/// Which arithmetic the covariance sums run in (all give the same
+/// numbers; see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arithmetic {
+    /// 16-bit values, multiplied in pairs into 32-bit sums.
+    Pairs,
+    /// 64-bit values and sums, wrapping.
+    Wide,
+}
+
+/// `Cᵀ` packed for the arithmetic the values allow, and what is needed
+/// to centre any block of rows.
 #[derive(Clone, Debug)]
-pub struct CovarianceKernel {
-    rows: usize,
-    cols: usize,
-    centered: Centered,
+pub struct CovarianceKernel<'a> {
+    matrix: &'a PcaMatrix,
+    means: &'a [i64],
+    packed: Packed,
 }
 
 #[derive(Clone, Debug)]
-enum Centered {
-    Narrow {
-        values: Vec<i32>,
-        packed: PackedColumns<i32, NARROW_PANEL>,
-    },
-    Wide {
-        values: Vec<i64>,
-        packed: PackedColumns<i64, WIDE_PANEL>,
-    },
+enum Packed {
+    Pairs(PackedPairs),
+    Wide(PackedColumns<i64, WIDE_PANEL>),
 }
 
-impl CovarianceKernel {
-    /// Centres `matrix` by `means` (one per row) and packs it.
+impl<'a> CovarianceKernel<'a> {
+    /// Chooses the arithmetic and packs `Cᵀ`.
     ///
     /// # Panics
     /// If there is not one mean per row.
-    pub fn new(matrix: &PcaMatrix, means: &[i64]) -> Self {
+    pub fn new(matrix: &'a PcaMatrix, means: &'a [i64]) -> Self {
         assert_eq!(means.len(), matrix.rows(), "one mean per row");
         let (rows, cols) = (matrix.rows(), matrix.cols());
-        let centered: Vec<i64> = (0..rows)
-            .flat_map(|i| matrix.row(i).iter().map(move |&v| i64::from(v) - means[i]))
-            .collect();
-        let centered = if sums_fit_i32(&centered, cols) {
-            let values: Vec<i32> = centered.iter().map(|&c| c as i32).collect();
-            let packed = PackedColumns::from_transposed(&values, rows, cols);
-            Centered::Narrow { values, packed }
-        } else {
-            let packed = PackedColumns::from_transposed(&centered, rows, cols);
-            Centered::Wide {
-                values: centered,
-                packed,
-            }
+        let centred = |k: usize, j: usize| i64::from(matrix.row(j)[k]) - means[j];
+        let packed = match choose_arithmetic(matrix, means) {
+            Arithmetic::Pairs => Packed::Pairs(PackedPairs::from_fn(cols, rows, |k, j| {
+                centred(k, j) as i16
+            })),
+            Arithmetic::Wide => Packed::Wide(PackedColumns::from_fn(cols, rows, centred)),
         };
         CovarianceKernel {
-            rows,
-            cols,
-            centered,
+            matrix,
+            means,
+            packed,
         }
     }
 
-    /// Whether the sums run in 32-bit arithmetic.
-    pub fn is_narrow(&self) -> bool {
-        matches!(self.centered, Centered::Narrow { .. })
+    /// The arithmetic the sums run in.
+    pub fn arithmetic(&self) -> Arithmetic {
+        match self.packed {
+            Packed::Pairs(_) => Arithmetic::Pairs,
+            Packed::Wide(_) => Arithmetic::Wide,
+        }
     }
 
-    /// Number of rows (the side of the covariance matrix).
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
-    /// Triangle values of rows `first..first + n`, `n` being whatever
-    /// `out` holds: `out` is that stretch of the whole triangle (from
+    /// Triangle values of rows `first..`, as many rows as `out` holds:
+    /// `out` is that stretch of the whole triangle (from
     /// [`triangle_offset`]`(rows, first)`).
     ///
     /// # Panics
     /// If `out` does not end on a row boundary of the triangle.
     pub fn fill_rows(&self, first: usize, out: &mut [i64]) {
         let end = self.rows_covered(first, out.len());
-        let divisor = self.cols as i64 - 1;
-        match &self.centered {
-            Centered::Narrow { values, packed } => {
-                let sums = self.product_rows(values, packed, first, end);
+        let divisor = self.matrix.cols() as i64 - 1;
+        let rows = end - first;
+        match &self.packed {
+            Packed::Pairs(b) => {
+                let block: Vec<i32> = self.centred_block(first, end);
+                let a = PairRows::new(&block, rows, self.matrix.cols(), |c| c as i16);
+                let mut sums = vec![0i32; rows * self.matrix.rows()];
+                pairs::multiply(
+                    a.rows_slice(0, rows),
+                    b,
+                    &mut sums,
+                    Extent::UpperFrom { first_row: first },
+                );
                 self.gather(first, end, &sums, |s| i64::from(s) / divisor, out);
             }
-            Centered::Wide { values, packed } => {
-                let sums = self.product_rows(values, packed, first, end);
+            Packed::Wide(b) => {
+                let sums = self.product(&self.centred_block::<i64>(first, end), b, first, rows);
                 self.gather(first, end, &sums, |s| s / divisor, out);
             }
         }
@@ -108,33 +114,42 @@ impl CovarianceKernel {
     /// The row after the last one `len` triangle values from `first`
     /// cover.
     fn rows_covered(&self, first: usize, len: usize) -> usize {
-        let start = triangle_offset(self.rows, first);
-        let end = (first..=self.rows)
-            .find(|&r| triangle_offset(self.rows, r) >= start + len)
-            .unwrap_or(self.rows);
+        let rows = self.matrix.rows();
+        let start = triangle_offset(rows, first);
+        let end = (first..=rows)
+            .find(|&r| triangle_offset(rows, r) >= start + len)
+            .unwrap_or(rows);
         assert_eq!(
-            triangle_offset(self.rows, end),
+            triangle_offset(rows, end),
             start + len,
             "whole triangle rows"
         );
         end
     }
 
-    fn product_rows<T: crate::numeric::gemm::Word, const P: usize>(
+    /// Rows `first..end` centred, in a type the chosen arithmetic has
+    /// shown them to fit.
+    fn centred_block<T: TryFrom<i64> + Default>(&self, first: usize, end: usize) -> Vec<T> {
+        (first..end)
+            .flat_map(|i| {
+                let mean = self.means[i];
+                self.matrix
+                    .row(i)
+                    .iter()
+                    .map(move |&v| T::try_from(i64::from(v) - mean).unwrap_or_default())
+            })
+            .collect()
+    }
+
+    fn product<T: Word, const P: usize>(
         &self,
-        values: &[T],
-        packed: &PackedColumns<T, P>,
+        block: &[T],
+        b: &PackedColumns<T, P>,
         first: usize,
-        end: usize,
+        rows: usize,
     ) -> Vec<T> {
-        let mut sums = vec![T::default(); (end - first) * self.rows];
-        let rows_of_c = &values[first * self.cols..end * self.cols];
-        multiply(
-            rows_of_c,
-            packed,
-            &mut sums,
-            Extent::UpperFrom { first_row: first },
-        );
+        let mut sums = vec![T::default(); rows * self.matrix.rows()];
+        gemm::multiply(block, b, &mut sums, Extent::UpperFrom { first_row: first });
         sums
     }
 
@@ -148,22 +163,41 @@ impl CovarianceKernel {
         finish: impl Fn(T) -> i64,
         out: &mut [i64],
     ) {
+        let rows = self.matrix.rows();
         let mut next = 0;
         for i in first..end {
-            let row = &sums[(i - first) * self.rows..(i - first + 1) * self.rows];
-            for (slot, &s) in out[next..next + self.rows - i].iter_mut().zip(&row[i..]) {
+            let row = &sums[(i - first) * rows..(i - first + 1) * rows];
+            for (slot, &s) in out[next..next + rows - i].iter_mut().zip(&row[i..]) {
                 *slot = finish(s);
             }
-            next += self.rows - i;
+            next += rows - i;
         }
     }
 }
 
-/// Whether `cols · max|c|²` fits in `i32`: then no partial sum of
-/// products of centred values can leave 32 bits.
-fn sums_fit_i32(centered: &[i64], cols: usize) -> bool {
-    let largest = centered.iter().map(|c| c.unsigned_abs()).max().unwrap_or(0);
-    u128::from(largest) * u128::from(largest) * cols as u128 <= i32::MAX as u128
+/// The narrowest arithmetic whose sums provably equal the original's
+/// (see the module docs).
+pub fn choose_arithmetic(matrix: &PcaMatrix, means: &[i64]) -> Arithmetic {
+    let largest = (0..matrix.rows())
+        .map(|i| {
+            let row = matrix.row(i);
+            let (low, high) = row
+                .iter()
+                .fold((i32::MAX, i32::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+            (i64::from(low) - means[i])
+                .unsigned_abs()
+                .max((i64::from(high) - means[i]).unsigned_abs())
+        })
+        .max()
+        .unwrap_or(0);
+    let sums_fit_i32 =
+        u128::from(largest) * u128::from(largest) * matrix.cols() as u128 <= i32::MAX as u128;
+    // With cols >= 2 the bound implies largest <= 32767; checked anyway.
+    if sums_fit_i32 && largest <= i16::MAX as u64 {
+        Arithmetic::Pairs
+    } else {
+        Arithmetic::Wide
+    }
 }
 
 #[cfg(test)]
@@ -171,7 +205,7 @@ mod tests {
     use super::*;
     use crate::pca::{gen, reference, row_mean};
 
-    fn triangle(matrix: &PcaMatrix, blocks: &[usize]) -> (Vec<i64>, bool) {
+    fn triangle(matrix: &PcaMatrix, blocks: &[usize]) -> (Vec<i64>, Arithmetic) {
         let means: Vec<i64> = (0..matrix.rows())
             .map(|i| row_mean(matrix.row(i)))
             .collect();
@@ -188,7 +222,7 @@ mod tests {
             kernel.fill_rows(first, &mut out[a..b]);
             first = end;
         }
-        (out, kernel.is_narrow())
+        (out, kernel.arithmetic())
     }
 
     #[test]
@@ -197,38 +231,43 @@ mod tests {
             let m = gen::generate(rows, cols, 100, 7).unwrap();
             let expected = reference::pca(&m).covariance;
             for blocks in [&[1usize][..], &[4, 1, 16], &[64]] {
-                let (got, narrow) = triangle(&m, blocks);
-                assert!(narrow);
+                let (got, arithmetic) = triangle(&m, blocks);
+                assert_eq!(arithmetic, Arithmetic::Pairs);
                 assert_eq!(got, expected, "{rows}x{cols} in blocks {blocks:?}");
             }
         }
     }
 
     #[test]
-    fn large_values_take_the_wide_path_and_wrap_alike() {
+    fn large_values_take_the_wide_kernel_and_wrap_alike() {
         let mut rand = crate::numeric::CRand::new(3);
         let values: Vec<i32> = (0..9 * 13)
             .map(|_| rand.next_rand() as i32 * if rand.next_rand() % 2 == 0 { 1 } else { -1 })
             .collect();
         let m = PcaMatrix::new(9, 13, values).unwrap();
-        let (got, narrow) = triangle(&m, &[2, 5]);
-        assert!(!narrow);
+        let (got, arithmetic) = triangle(&m, &[2, 5]);
+        assert_eq!(arithmetic, Arithmetic::Wide);
         assert_eq!(got, reference::pca(&m).covariance);
+        let extremes = PcaMatrix::new(2, 2, vec![i32::MIN, i32::MAX, i32::MAX, i32::MIN]).unwrap();
+        assert_eq!(
+            triangle(&extremes, &[1]).0,
+            reference::pca(&extremes).covariance
+        );
     }
 
     #[test]
-    fn the_narrow_bound_is_exact_at_its_limit() {
-        // 2 columns, centred values ±c: sums up to 2c² must fit i32.
-        assert!(sums_fit_i32(&[32_767, -32_767], 2));
-        assert!(!sums_fit_i32(&[32_768, -32_768], 2));
-        // Row (0, 65535): mean 32767, centred (-32767, 32768): wide.
-        let m = PcaMatrix::new(1, 2, vec![0, 65_535]).unwrap();
-        let (got, narrow) = triangle(&m, &[1]);
-        assert!(!narrow);
-        assert_eq!(got, reference::pca(&m).covariance);
+    fn the_bounds_are_exact_at_their_limits() {
+        // Row (0, 65534): mean 32767, centred ±32767: 2·32767² fits i32.
         let m = PcaMatrix::new(1, 2, vec![0, 65_534]).unwrap();
-        let (got, narrow) = triangle(&m, &[1]);
-        assert!(narrow);
-        assert_eq!(got, reference::pca(&m).covariance);
+        assert_eq!(
+            triangle(&m, &[1]),
+            (reference::pca(&m).covariance, Arithmetic::Pairs)
+        );
+        // Row (0, 65535): mean 32767, centred (-32767, 32768): too wide.
+        let m = PcaMatrix::new(1, 2, vec![0, 65_535]).unwrap();
+        assert_eq!(
+            triangle(&m, &[1]),
+            (reference::pca(&m).covariance, Arithmetic::Wide)
+        );
     }
 }
