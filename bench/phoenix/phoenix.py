@@ -8,8 +8,8 @@ and PCA generate their data inside each program from the same parameters;
 matrix multiply reads two matrix files in Phoenix++ (created once by
 Phoenix++ itself, untimed) and generates its matrices inside numakit.
 
-Every (app, threads, system) pair runs --reps times, each in a fresh
-process, alternating which system goes first. Two times are kept:
+Every (app, threads, system) pair runs --warmup times unmeasured, then
+--reps times, each in a fresh process, alternating which system goes first. Two times are kept:
 
   wall  the whole process, fork to exit (input load, generation of kmeans/
         PCA data, the MapReduce job, output), measured here;
@@ -259,15 +259,24 @@ def median_of(runs, field):
     return statistics.median(values) if values else None
 
 
+def run_one(system, app, params, threads, args, data_dir):
+    if system == "phoenixpp":
+        return run_phoenixpp(app, params, threads, args, data_dir)
+    return run_numakit(app, params, threads, args.numakit, data_dir, args.timeout)
+
+
 def measure(app, params, threads, systems, args, data_dir):
+    # Unmeasured runs first: the first process to read an input here is often
+    # several times slower (page cache, memory the VM gave back), whichever
+    # system it is.
+    for _ in range(args.warmup):
+        for system in systems:
+            run_one(system, app, params, threads, args, data_dir)
     runs = {s: [] for s in systems}
     for rep in range(args.reps):
         order = systems[rep % len(systems):] + systems[:rep % len(systems)]
         for system in order:
-            if system == "phoenixpp":
-                r = run_phoenixpp(app, params, threads, args, data_dir)
-            else:
-                r = run_numakit(app, params, threads, args.numakit, data_dir, args.timeout)
+            r = run_one(system, app, params, threads, args, data_dir)
             runs[system].append(r)
             job = f"{r['job']:.3f}" if r["job"] is not None else "-"
             print(f"# {app} t={threads} {system} rep {rep}: wall {r['wall']:.3f} s, job {job} s"
@@ -340,6 +349,7 @@ def main():
     ap.add_argument("--systems", default="phoenixpp,numakit")
     ap.add_argument("--threads", default="2", help="thread counts, comma-separated")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=1, help="unmeasured runs of each system first")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--small", action="store_true", help="small inputs, to check the script")
     ap.add_argument("--data-dir", help="keep inputs here (reused when present); default: a temporary folder")
