@@ -38,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 # Reference parameters (issue 5). `file`: the input file both systems read;
@@ -101,17 +102,13 @@ def run_timed(cmd, cwd, env, timeout):
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                os.wait4(proc.pid, 0)
-                raise Failure(f"{' '.join(cmd)}: no result after {timeout} s")
-            time.sleep(0.002)
+        killer = threading.Timer(timeout, proc.kill)
+        killer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        killer.cancel()
+        if wall >= timeout:
+            raise Failure(f"{' '.join(cmd)}: no result after {timeout} s")
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -234,12 +231,19 @@ def prepare_inputs(apps, table, systems, binary, ppdir, data_dir, seed, timeout)
                 if not binary:
                     raise Failure(f"{path} is missing and no numakit binary was given to generate it")
                 print(f"# {app}: generating {path}", file=sys.stderr, flush=True)
-                cmd = [binary, "mapreduce", app, "--generate", path, "--seed", str(seed), "--quiet"]
+                partial = f"{path}.partial"  # an interrupted run leaves no input that looks whole
+                cmd = [binary, "mapreduce", app, "--generate", partial, "--seed", str(seed), "--quiet"]
                 run_timed(cmd + params["gen"], data_dir, dict(os.environ), timeout)
+                os.replace(partial, path)
         if "matrix" in params and "phoenixpp" in systems:
-            folder = os.path.join(data_dir, f"matrices-{params['matrix']}")
-            if not os.path.exists(os.path.join(folder, "matrix_file_B.txt")):
+            n = params["matrix"]
+            folder = os.path.join(data_dir, f"matrices-{n}")
+            files = [os.path.join(folder, f"matrix_file_{m}.txt") for m in "AB"]
+            if not all(os.path.exists(f) and os.path.getsize(f) == n * n * 4 for f in files):
                 os.makedirs(folder, exist_ok=True)
+                for f in files:  # Phoenix++ opens them without O_TRUNC
+                    if os.path.exists(f):
+                        os.remove(f)
                 print(f"# {app}: Phoenix++ writes its matrix files in {folder}", file=sys.stderr, flush=True)
                 program = os.path.join(ppdir, "tests", "matrix_multiply", "matrix_multiply")
                 run_timed([program, str(params["matrix"]), "1", "1"], folder,
