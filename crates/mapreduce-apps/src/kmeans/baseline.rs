@@ -1,7 +1,7 @@
 //! Hand-written multithreaded k-means: the yardstick for the runtime's
 //! overhead. Every iteration splits the points into one contiguous chunk
-//! per thread (`std::thread::scope`), each thread assigns its chunk with
-//! the [`nearest`](crate::kmeans::nearest) kernel and sums its clusters,
+//! per thread (`std::thread::scope`), each thread assigns its chunk
+//! ([`NearestSearch`]) and sums its clusters,
 //! and the main thread merges the sums and moves the means.
 //!
 //! No runtime, no pool, no placement: a plain single-purpose program, the
@@ -9,7 +9,8 @@
 
 use std::num::NonZeroUsize;
 
-use crate::kmeans::nearest::{nearest_means, MeansTable};
+use crate::kmeans::nearest::MeansTable;
+use crate::kmeans::search::NearestSearch;
 use crate::kmeans::sums::ClusterSums;
 use crate::kmeans::{KmeansInput, KmeansLimits, KmeansOutput, UNASSIGNED};
 
@@ -17,19 +18,22 @@ use crate::kmeans::{KmeansInput, KmeansLimits, KmeansOutput, UNASSIGNED};
 pub fn kmeans(input: &KmeansInput, limits: KmeansLimits, threads: NonZeroUsize) -> KmeansOutput {
     let points = input.points();
     let dim = points.dim();
+    let search = NearestSearch::new(input);
     let mut means = input.initial_means().clone();
-    let mut table = MeansTable::new(&means);
     let mut assignment = vec![UNASSIGNED; points.len()];
     let chunk = points.len().div_ceil(threads.get()).max(1);
     let mut iterations = 0;
     loop {
         iterations += 1;
+        let table = search.table(&means);
         let (moved, sums) = std::thread::scope(|scope| {
-            let workers: Vec<_> = points
-                .coords()
-                .chunks(chunk * dim)
-                .zip(assignment.chunks_mut(chunk))
-                .map(|(coords, assigned)| scope.spawn(|| assign_chunk(&table, coords, assigned)))
+            let workers: Vec<_> = assignment
+                .chunks_mut(chunk)
+                .enumerate()
+                .map(|(c, assigned)| {
+                    let (search, table) = (&search, &table);
+                    scope.spawn(move || assign_chunk(search, table, c * chunk, assigned))
+                })
                 .collect();
             let mut total = ClusterSums::new(means.len(), dim);
             let mut moved = false;
@@ -43,7 +47,6 @@ pub fn kmeans(input: &KmeansInput, limits: KmeansLimits, threads: NonZeroUsize) 
             (moved, total)
         });
         sums.update_means(&mut means);
-        table.refill(&means);
         if !moved || limits.max_iterations.is_some_and(|m| iterations >= m) {
             return KmeansOutput {
                 means,
@@ -55,14 +58,17 @@ pub fn kmeans(input: &KmeansInput, limits: KmeansLimits, threads: NonZeroUsize) 
     }
 }
 
-/// Assigns one chunk; whether a point moved, and the chunk's sums.
-fn assign_chunk(table: &MeansTable, coords: &[i32], assigned: &mut [u32]) -> (bool, ClusterSums) {
-    let mut nearest = vec![0u32; assigned.len()];
-    nearest_means(table, coords, &mut nearest);
-    let moved = nearest != assigned;
-    assigned.copy_from_slice(&nearest);
-    let mut sums = ClusterSums::new(table.clusters(), table.dim());
-    sums.add_points(coords, &nearest);
+/// Assigns the points from `first` on, one per slot of `assigned`;
+/// whether a point moved, and the chunk's sums.
+fn assign_chunk(
+    search: &NearestSearch<'_>,
+    table: &MeansTable,
+    first: usize,
+    assigned: &mut [u32],
+) -> (bool, ClusterSums) {
+    let moved = search.nearest(table, first, assigned) > 0;
+    let mut sums = ClusterSums::new(table.clusters(), search.dim());
+    sums.add_points(search.coords(first, assigned.len()), assigned);
     (moved, sums)
 }
 

@@ -21,14 +21,17 @@
 //! that it wraps exactly as the original's does, so the outputs stay equal.
 //!
 //! The submodules: [`gen`] (inputs), [`reference`] (plain sequential),
-//! [`nearest`] (the vectorised assignment kernel), [`sums`] (per-cluster
-//! sums and the new means), [`baseline`] (hand-written threads), [`job`]
-//! (on numakit's MapReduce runtime).
+//! [`encoding`] and [`nearest`] (the vectorised assignment kernel),
+//! [`search`] (the two put together for one input), [`sums`] (per-cluster
+//! sums and the new means), [`baseline`] (hand-written threads), and the
+//! job on numakit's MapReduce runtime.
 
 pub mod baseline;
+pub mod encoding;
 pub mod gen;
 pub mod nearest;
 pub mod reference;
+pub mod search;
 pub mod sums;
 
 use crate::numeric::IntFileError;

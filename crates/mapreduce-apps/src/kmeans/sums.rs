@@ -58,8 +58,28 @@ impl ClusterSums {
 
     /// Adds every point of `points` (flat) to its cluster in `clusters`.
     pub fn add_points(&mut self, points: &[i32], clusters: &[u32]) {
-        for (point, &cluster) in points.chunks_exact(self.dim.max(1)).zip(clusters) {
-            self.add_point(cluster as usize, point);
+        match self.dim {
+            1 => self.add_fixed::<1>(points, clusters),
+            2 => self.add_fixed::<2>(points, clusters),
+            3 => self.add_fixed::<3>(points, clusters),
+            4 => self.add_fixed::<4>(points, clusters),
+            _ => {
+                for (point, &cluster) in points.chunks_exact(self.dim.max(1)).zip(clusters) {
+                    self.add_point(cluster as usize, point);
+                }
+            }
+        }
+    }
+
+    /// [`Self::add_points`] with the dimension known to the compiler.
+    fn add_fixed<const D: usize>(&mut self, points: &[i32], clusters: &[u32]) {
+        for (point, &cluster) in points.chunks_exact(D).zip(clusters) {
+            let c = cluster as usize;
+            self.counts[c] += 1;
+            let sum = &mut self.coords[c * D..c * D + D];
+            for d in 0..D {
+                sum[d] = sum[d].wrapping_add(point[d]);
+            }
         }
     }
 
