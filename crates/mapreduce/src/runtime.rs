@@ -1,0 +1,306 @@
+//! The runtime: runs a [`Job`] on the pool in four phases.
+//!
+//! 1. **split**: the job cuts its input; each split's node is asked of
+//!    the kernel ([`crate::locality`]).
+//! 2. **map**: one task per split, queued at its node; workers take their
+//!    own node's tasks first and steal by distance when idle (the pool's
+//!    rule). Each worker folds into its own container.
+//! 3. **reduce**: one task per partition merges that partition of every
+//!    worker's container and reduces each key.
+//! 4. **merge**: the partitions' outputs are joined, ordered as asked
+//!    ([`crate::order`]).
+//!
+//! One [`Runtime`] wraps one pool and is reused for every phase and every
+//! run (k-means runs one job per iteration on it). A panic or an error in
+//! the job's code ends the run with an error; the pool stays usable. The
+//! runtime reads no files: see [`crate::input`].
+
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use numakit_pool::{Pool, PoolError};
+use numakit_topology::NodeId;
+
+use crate::container::{merge_part, ContainerKind, Store};
+use crate::error::{MapReduceError, Result};
+use crate::job::{Emitter, Job, Split};
+use crate::locality;
+use crate::order::{self, OutputOrder};
+use crate::stats::{per_node_tasks, JobStats, PhaseSeconds};
+use crate::{Pairs, Parts};
+
+/// Default bytes of input per map task: big enough that task overhead is
+/// noise (Phoenix §IV-C2), small enough for 16 tasks per worker to balance.
+pub const DEFAULT_CHUNK_BYTES: usize = 1 << 20;
+const MIN_CHUNK_BYTES: usize = 64 << 10;
+const TASKS_PER_WORKER: usize = 16;
+/// Reduce partitions per worker by default.
+const PARTS_PER_WORKER: usize = 4;
+
+/// How to run a job.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobOptions {
+    pub container: ContainerKind,
+    /// Records per map task; `None`: about [`DEFAULT_CHUNK_BYTES`] of
+    /// input, fewer when that would leave workers idle.
+    pub chunk_records: Option<usize>,
+    /// Reduce partitions; `None`: four per worker.
+    pub partitions: Option<usize>,
+    pub order: OutputOrder,
+}
+
+/// A run's reduced pairs and what it measured.
+#[derive(Debug)]
+pub struct JobOutput<K, O> {
+    pub pairs: Vec<(K, O)>,
+    pub stats: JobStats,
+}
+
+/// Runs jobs on one pool.
+pub struct Runtime<'p> {
+    pool: &'p Pool,
+}
+
+impl<'p> Runtime<'p> {
+    pub fn new(pool: &'p Pool) -> Self {
+        Self { pool }
+    }
+
+    pub fn pool(&self) -> &'p Pool {
+        self.pool
+    }
+
+    /// Runs `job` over `input`.
+    pub fn run<'a, J: Job<'a>>(
+        &self,
+        job: &J,
+        input: &'a [J::Record],
+        opts: &JobOptions,
+    ) -> Result<JobOutput<J::Key, J::Output>> {
+        let workers = self.pool.workers();
+        let parts = opts.partitions.unwrap_or(workers * PARTS_PER_WORKER);
+        if parts == 0 {
+            return Err(MapReduceError::InvalidInput(
+                "partitions must be at least 1".into(),
+            ));
+        }
+        let mut seconds = PhaseSeconds::default();
+        let started = Instant::now();
+        let target = opts
+            .chunk_records
+            .unwrap_or_else(|| default_chunk::<J::Record>(input.len(), workers));
+        let splits = job.split(input, target.max(1));
+        let (homes, located) = locality::home_nodes(self.pool, input, &splits);
+        seconds.split = lap(&started);
+
+        let before = self.pool.stats();
+        let stores = self.map(job, input, &splits, &homes, opts.container, parts)?;
+        let after = self.pool.stats();
+        seconds.map = lap(&started) - seconds.split;
+
+        let reduced = self.reduce(job, stores, parts)?;
+        seconds.reduce = lap(&started) - seconds.split - seconds.map;
+
+        let pairs = order::merge(self.pool, job, reduced, opts.order)?;
+        seconds.merge = lap(&started) - seconds.split - seconds.map - seconds.reduce;
+        let stats = JobStats {
+            seconds,
+            map_tasks: splits.len(),
+            reduce_partitions: parts,
+            splits_located: located,
+            per_node: per_node_tasks(&before, &after, &count_homes(&homes)),
+        };
+        Ok(JobOutput { pairs, stats })
+    }
+
+    /// The map phase: one task per split at its home node; returns each
+    /// worker's container.
+    fn map<'a, J: Job<'a>>(
+        &self,
+        job: &J,
+        input: &'a [J::Record],
+        splits: &[std::ops::Range<usize>],
+        homes: &[Option<NodeId>],
+        container: ContainerKind,
+        parts: usize,
+    ) -> Result<Vec<Store<J::Key, J::Combiner>>> {
+        let stores: Vec<Mutex<Store<J::Key, J::Combiner>>> = (0..self.pool.workers())
+            .map(|_| Mutex::new(Store::new(container, parts)))
+            .collect();
+        let failure = FirstFailure::default();
+        let outcome = self.pool.scope(|scope| {
+            for (range, home) in splits.iter().zip(homes) {
+                let (stores, failure) = (&stores, &failure);
+                let split = Split {
+                    records: &input[range.clone()],
+                    start: range.start,
+                };
+                let task = move |ctx: &numakit_pool::WorkerContext| {
+                    if failure.failed() {
+                        return;
+                    }
+                    let mut store = stores[ctx.index]
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    let mut out = Emitter {
+                        job,
+                        store: &mut store,
+                    };
+                    if let Err(source) = job.map(split, &mut out) {
+                        failure.set(MapReduceError::Job {
+                            phase: "map",
+                            source,
+                        });
+                    }
+                };
+                match home {
+                    Some(node) => scope.spawn_on(*node, task)?,
+                    None => scope.spawn(task),
+                }
+            }
+            Ok::<(), PoolError>(())
+        });
+        finish_phase("map", outcome, failure)?;
+        Ok(stores
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .collect())
+    }
+
+    /// The reduce phase: cuts every container into partitions (a task per
+    /// worker), then merges and reduces each partition (a task each).
+    fn reduce<'a, J: Job<'a>>(
+        &self,
+        job: &J,
+        stores: Vec<Store<J::Key, J::Combiner>>,
+        parts: usize,
+    ) -> Result<Parts<J::Key, J::Output>> {
+        let cut: Vec<Mutex<Parts<J::Key, J::Combiner>>> =
+            stores.iter().map(|_| Mutex::new(Vec::new())).collect();
+        let outcome = self.pool.scope(|scope| {
+            for (store, slot) in stores.into_iter().zip(&cut) {
+                scope.spawn(move |_| *lock(slot) = store.into_parts());
+            }
+        });
+        finish_phase("reduce", outcome.map(Ok), FirstFailure::default())?;
+        let mut columns: Vec<Parts<J::Key, J::Combiner>> = (0..parts).map(|_| Vec::new()).collect();
+        for worker in cut {
+            let worker = worker.into_inner().unwrap_or_else(PoisonError::into_inner);
+            for (column, part) in columns.iter_mut().zip(worker) {
+                column.push(part);
+            }
+        }
+        self.reduce_columns(job, columns)
+    }
+
+    fn reduce_columns<'a, J: Job<'a>>(
+        &self,
+        job: &J,
+        columns: Vec<Parts<J::Key, J::Combiner>>,
+    ) -> Result<Parts<J::Key, J::Output>> {
+        let outputs: Vec<Mutex<Pairs<J::Key, J::Output>>> =
+            columns.iter().map(|_| Mutex::new(Vec::new())).collect();
+        let failure = FirstFailure::default();
+        let outcome = self.pool.scope(|scope| {
+            for (column, slot) in columns.into_iter().zip(&outputs) {
+                let failure = &failure;
+                scope.spawn(move |_| {
+                    let merged = merge_part::<J::Key, J::Combiner, J::Value>(column);
+                    let mut out = Vec::with_capacity(merged.len());
+                    for (key, state) in merged {
+                        if failure.failed() {
+                            return;
+                        }
+                        match job.reduce(&key, state) {
+                            Ok(value) => out.push((key, value)),
+                            Err(source) => {
+                                return failure.set(MapReduceError::Job {
+                                    phase: "reduce",
+                                    source,
+                                })
+                            }
+                        }
+                    }
+                    *lock(slot) = out;
+                });
+            }
+        });
+        finish_phase("reduce", outcome.map(Ok), failure)?;
+        Ok(outputs
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .collect())
+    }
+}
+
+fn lap(started: &Instant) -> f64 {
+    started.elapsed().as_secs_f64()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// About [`DEFAULT_CHUNK_BYTES`] of records per task, but at least
+/// [`TASKS_PER_WORKER`] tasks per worker while chunks stay above 64 KiB.
+fn default_chunk<R>(len: usize, workers: usize) -> usize {
+    let size = std::mem::size_of::<R>().max(1);
+    let bytes = (len * size) / (workers.max(1) * TASKS_PER_WORKER);
+    bytes.clamp(MIN_CHUNK_BYTES, DEFAULT_CHUNK_BYTES) / size
+}
+
+fn count_homes(homes: &[Option<NodeId>]) -> Vec<(NodeId, u64)> {
+    let mut counts: Vec<(NodeId, u64)> = Vec::new();
+    for node in homes.iter().flatten() {
+        match counts.iter_mut().find(|c| c.0 == *node) {
+            Some(c) => c.1 += 1,
+            None => counts.push((*node, 1)),
+        }
+    }
+    counts
+}
+
+/// The first error any task of a phase met; later tasks see it and stop.
+#[derive(Default)]
+pub(crate) struct FirstFailure {
+    failed: AtomicBool,
+    error: Mutex<Option<MapReduceError>>,
+}
+
+impl FirstFailure {
+    pub(crate) fn failed(&self) -> bool {
+        self.failed.load(AtomicOrdering::Relaxed)
+    }
+
+    pub(crate) fn set(&self, error: MapReduceError) {
+        let mut slot = lock(&self.error);
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+        self.failed.store(true, AtomicOrdering::Relaxed);
+    }
+}
+
+/// The phase's outcome: a panic, then a task's error, then success.
+pub(crate) fn finish_phase(
+    phase: &'static str,
+    outcome: std::result::Result<std::result::Result<(), PoolError>, PoolError>,
+    failure: FirstFailure,
+) -> Result<()> {
+    match outcome {
+        Err(PoolError::TaskPanicked { message, .. }) => {
+            return Err(MapReduceError::Panicked { phase, message })
+        }
+        Err(e) | Ok(Err(e)) => return Err(e.into()),
+        Ok(Ok(())) => {}
+    }
+    match failure
+        .error
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+    {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}

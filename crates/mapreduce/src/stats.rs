@@ -1,0 +1,85 @@
+//! What a job run measured: the time of each phase (Phoenix Figure 10's
+//! split, map, reduce and merge) and where its map tasks ran.
+
+use numakit_pool::WorkerStats;
+use numakit_topology::NodeId;
+use serde::Serialize;
+
+/// The phases of one run, in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct PhaseSeconds {
+    /// Cutting the input and locating the splits.
+    pub split: f64,
+    pub map: f64,
+    /// Cutting containers into partitions, merging each partition's
+    /// states across workers, and reducing them.
+    pub reduce: f64,
+    /// Joining (and ordering) the reduced partitions into one output.
+    pub merge: f64,
+}
+
+impl PhaseSeconds {
+    pub fn total(&self) -> f64 {
+        self.split + self.map + self.reduce + self.merge
+    }
+
+    /// Adds another run's phases (iterative jobs report the sum).
+    pub fn add(&mut self, other: &PhaseSeconds) {
+        self.split += other.split;
+        self.map += other.map;
+        self.reduce += other.reduce;
+        self.merge += other.merge;
+    }
+}
+
+/// Map tasks of one node: run by its own workers, or stolen by others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NodeTasks {
+    pub node: NodeId,
+    /// Map tasks whose data was on this node (per the kernel).
+    pub homed: u64,
+    /// Tasks this node's workers ran from their own node's queue.
+    pub local: u64,
+    /// Tasks this node's workers took from another node's queue.
+    pub stolen: u64,
+}
+
+/// What one run measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct JobStats {
+    pub seconds: PhaseSeconds,
+    pub map_tasks: usize,
+    pub reduce_partitions: usize,
+    /// Every split's node was known from the kernel (always on one node).
+    pub splits_located: bool,
+    pub per_node: Vec<NodeTasks>,
+}
+
+/// The map phase's task counts per node: the pool's counters after the
+/// phase minus before.
+pub(crate) fn per_node_tasks(
+    before: &[WorkerStats],
+    after: &[WorkerStats],
+    homed: &[(NodeId, u64)],
+) -> Vec<NodeTasks> {
+    let mut out: Vec<NodeTasks> = Vec::new();
+    for (b, a) in before.iter().zip(after) {
+        let i = match out.iter().position(|n| n.node == a.node) {
+            Some(i) => i,
+            None => {
+                out.push(NodeTasks {
+                    node: a.node,
+                    ..NodeTasks::default()
+                });
+                out.len() - 1
+            }
+        };
+        let entry = &mut out[i];
+        entry.local += a.tasks_local.saturating_sub(b.tasks_local);
+        entry.stolen += a.tasks_stolen.saturating_sub(b.tasks_stolen);
+    }
+    for n in &mut out {
+        n.homed = homed.iter().find(|h| h.0 == n.node).map_or(0, |h| h.1);
+    }
+    out
+}
