@@ -64,8 +64,6 @@ pub mod order;
 pub mod runtime;
 pub mod split;
 pub mod stats;
-#[cfg(test)]
-mod testing;
 
 /// Key/value pairs.
 pub type Pairs<K, V> = Vec<(K, V)>;
