@@ -4,8 +4,12 @@
 //! runtime, with input generators, readers and writers of their file
 //! formats, and plain sequential references.
 //!
-//! (Work in progress.)
+pub mod histogram;
 pub mod kmeans;
+pub mod linear_regression;
 pub mod matrix_multiply;
 pub mod numeric;
 pub mod pca;
+pub mod string_match;
+mod text;
+pub mod word_count;

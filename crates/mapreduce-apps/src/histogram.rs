@@ -1,0 +1,208 @@
+//! Histogram, as Phoenix++ computes it: how many pixels of a 24-bit BMP
+//! have each value of blue, green and red (3 x 256 bins, keys b, 256 + g,
+//! 512 + r, reported in key order).
+//!
+//! Unlike the original, the header is read properly: the pixel data's
+//! offset (32 bits), width, height (negative: top-down rows), 24 bits per
+//! pixel, no compression, and rows padded to 4 bytes (padding is not
+//! counted). A file that is not such a BMP or is shorter than its header
+//! says is refused with a clear error. For widths whose rows need no
+//! padding (a multiple of 4 pixels, as the generator writes), the counts
+//! equal the original's. Map counts a split of rows into a local array
+//! and emits each non-zero bin once (a combiner inside the task), so that
+//! the array container sees 768 emits per task, not three per pixel.
+
+use numakit_mapreduce::{
+    split, ContainerKind, Emitter, Job, JobError, JobOptions, JobStats, MapReduceError,
+    OutputOrder, Runtime, Split, Sum,
+};
+use rand::RngExt;
+
+use crate::text::rng;
+
+/// Bins: blue, green and red values.
+pub const BINS: usize = 768;
+const HEADER: usize = 54;
+
+/// Why a file is not a BMP this app reads.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BmpError {
+    #[error("not a BMP file (it does not start with \"BM\")")]
+    NotBmp,
+    #[error("BMP header cut short: {0} bytes, the header needs 54")]
+    ShortHeader(usize),
+    #[error("only uncompressed 24-bit BMPs are supported; this one has {bits} bits per pixel, compression {compression}")]
+    Unsupported { bits: u16, compression: u32 },
+    #[error("truncated BMP: {width} x {height} pixels need {needed} bytes of pixel data from offset {offset}, the file has {available}")]
+    Truncated {
+        width: u32,
+        height: u32,
+        offset: usize,
+        needed: usize,
+        available: usize,
+    },
+}
+
+/// Where a BMP's pixels are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BmpLayout {
+    pub offset: usize,
+    pub width: u32,
+    pub height: u32,
+    /// Bytes per row, padding included.
+    pub row_bytes: usize,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Reads the header of `file`.
+pub fn layout(file: &[u8]) -> Result<BmpLayout, BmpError> {
+    if file.len() < 2 || &file[..2] != b"BM" {
+        return Err(BmpError::NotBmp);
+    }
+    if file.len() < HEADER {
+        return Err(BmpError::ShortHeader(file.len()));
+    }
+    let bits = u16::from_le_bytes([file[28], file[29]]);
+    let compression = u32_at(file, 30);
+    if bits != 24 || compression != 0 {
+        return Err(BmpError::Unsupported { bits, compression });
+    }
+    let (offset, width) = (u32_at(file, 10) as usize, u32_at(file, 18) as i32);
+    let height = (u32_at(file, 22) as i32).unsigned_abs();
+    let width = width.unsigned_abs();
+    let row_bytes = (width as usize * 3).div_ceil(4) * 4;
+    let needed = row_bytes * height as usize;
+    let available = file.len().saturating_sub(offset);
+    if available < needed {
+        return Err(BmpError::Truncated {
+            width,
+            height,
+            offset,
+            needed,
+            available,
+        });
+    }
+    Ok(BmpLayout {
+        offset,
+        width,
+        height,
+        row_bytes,
+    })
+}
+
+/// The job over the pixel rows.
+pub struct Histogram {
+    pub layout: BmpLayout,
+}
+
+impl<'a> Job<'a> for Histogram {
+    type Record = u8;
+    type Key = u16;
+    type Value = u64;
+    type Combiner = Sum<u64>;
+    type Output = u64;
+
+    fn split(&self, pixels: &'a [u8], target: usize) -> Vec<std::ops::Range<usize>> {
+        let rows = (target / self.layout.row_bytes.max(1)).max(1);
+        split::records(pixels.len(), self.layout.row_bytes.max(1), rows)
+    }
+
+    fn map(&self, split: Split<'a, u8>, out: &mut Emitter<'_, 'a, Self>) -> Result<(), JobError> {
+        let mut bins = [0u64; BINS];
+        let used = self.layout.width as usize * 3;
+        for row in split.records.chunks(self.layout.row_bytes.max(1)) {
+            for px in row[..used.min(row.len())].chunks_exact(3) {
+                bins[px[0] as usize] += 1;
+                bins[256 + px[1] as usize] += 1;
+                bins[512 + px[2] as usize] += 1;
+            }
+        }
+        for (bin, &n) in bins.iter().enumerate().filter(|(_, &n)| n > 0) {
+            out.emit(bin as u16, n);
+        }
+        Ok(())
+    }
+
+    fn reduce(&self, _: &u16, n: Sum<u64>) -> Result<u64, JobError> {
+        Ok(n.0)
+    }
+
+    fn key_index(&self, key: &u16) -> Option<usize> {
+        Some(*key as usize)
+    }
+}
+
+/// The 768 bins (blue, green, red) and what the run measured.
+#[derive(Debug)]
+pub struct Histograms {
+    pub bins: Vec<u64>,
+    pub stats: JobStats,
+}
+
+/// Histograms of the BMP `file`.
+pub fn run(rt: &Runtime, file: &[u8], opts: &JobOptions) -> Result<Histograms, MapReduceError> {
+    let layout = layout(file).map_err(|e| MapReduceError::InvalidInput(e.to_string()))?;
+    let pixels = &file[layout.offset..layout.offset + layout.row_bytes * layout.height as usize];
+    let opts = JobOptions {
+        container: ContainerKind::Array { keys: BINS },
+        order: OutputOrder::ByKey,
+        ..opts.clone()
+    };
+    let out = rt.run(&Histogram { layout }, pixels, &opts)?;
+    let mut bins = vec![0u64; BINS];
+    out.pairs
+        .into_iter()
+        .for_each(|(k, n)| bins[k as usize] = n);
+    Ok(Histograms {
+        bins,
+        stats: out.stats,
+    })
+}
+
+/// The sequential reference.
+pub fn reference(file: &[u8]) -> Result<Vec<u64>, BmpError> {
+    let l = layout(file)?;
+    let mut bins = vec![0u64; BINS];
+    for r in 0..l.height as usize {
+        let row = &file[l.offset + r * l.row_bytes..][..l.width as usize * 3];
+        for px in row.chunks_exact(3) {
+            bins[px[0] as usize] += 1;
+            bins[256 + px[1] as usize] += 1;
+            bins[512 + px[2] as usize] += 1;
+        }
+    }
+    Ok(bins)
+}
+
+/// A BMP of about `bytes` of random pixels, 4096 pixels wide (rows
+/// without padding, so the original counts the same bytes).
+pub fn generate(bytes: usize, seed: u64) -> Vec<u8> {
+    let width = 4096u32;
+    let height = (bytes / (width as usize * 3)).max(1) as u32;
+    bmp(width, height, seed)
+}
+
+/// A `width` x `height` BMP of random pixels.
+pub fn bmp(width: u32, height: u32, seed: u64) -> Vec<u8> {
+    let row_bytes = (width as usize * 3).div_ceil(4) * 4;
+    let data = row_bytes * height as usize;
+    let mut file = Vec::with_capacity(HEADER + data);
+    file.extend_from_slice(b"BM");
+    file.extend_from_slice(&((HEADER + data) as u32).to_le_bytes());
+    file.extend_from_slice(&[0; 4]);
+    file.extend_from_slice(&(HEADER as u32).to_le_bytes());
+    file.extend_from_slice(&40u32.to_le_bytes());
+    file.extend_from_slice(&width.to_le_bytes());
+    file.extend_from_slice(&height.to_le_bytes());
+    file.extend_from_slice(&1u16.to_le_bytes());
+    file.extend_from_slice(&24u16.to_le_bytes());
+    file.extend_from_slice(&[0; 4]);
+    file.extend_from_slice(&(data as u32).to_le_bytes());
+    file.extend_from_slice(&[0; 16]);
+    let mut rng = rng(seed);
+    file.extend((0..data).map(|_| rng.random::<u8>()));
+    file
+}
