@@ -77,6 +77,11 @@ pub enum Command {
     /// Sort by a 64-bit key: local radix sort, sampled splitters, exchange
     /// through the shuffle, multi-way merge.
     Sort(crate::op_args::SortArgs),
+    /// The Phoenix MapReduce applications on numakit's runtime (word-count,
+    /// histogram, kmeans, linear-regression, matrix-multiply, pca,
+    /// string-match), on generated input or Phoenix++ input files; the time
+    /// of split, map, reduce and merge, and the speedup with --sweep.
+    Mapreduce(crate::mr_args::MapReduceArgs),
     /// Benchmarks (medians of repetitions, measured side by side).
     #[command(subcommand)]
     Bench(BenchCommand),

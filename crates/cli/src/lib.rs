@@ -10,6 +10,7 @@ pub mod chart;
 pub mod commands;
 pub mod format;
 pub mod logger;
+pub mod mr_args;
 pub mod op_args;
 pub mod progress;
 pub mod reduce;

@@ -33,6 +33,12 @@ pub enum BmpError {
     ShortHeader(usize),
     #[error("only uncompressed 24-bit BMPs are supported; this one has {bits} bits per pixel, compression {compression}")]
     Unsupported { bits: u16, compression: u32 },
+    #[error("bad BMP header: pixel data offset {offset} overlaps the 54-byte header, or the width {width} is negative (height {height})")]
+    BadHeader {
+        offset: usize,
+        width: i32,
+        height: i32,
+    },
     #[error("truncated BMP: {width} x {height} pixels need {needed} bytes of pixel data from offset {offset}, the file has {available}")]
     Truncated {
         width: u32,
@@ -71,7 +77,16 @@ pub fn layout(file: &[u8]) -> Result<BmpLayout, BmpError> {
         return Err(BmpError::Unsupported { bits, compression });
     }
     let (offset, width) = (u32_at(file, 10) as usize, u32_at(file, 18) as i32);
-    let height = (u32_at(file, 22) as i32).unsigned_abs();
+    let signed_height = u32_at(file, 22) as i32;
+    // A negative height means top-down rows; a negative width means nothing.
+    if offset < HEADER || width < 0 {
+        return Err(BmpError::BadHeader {
+            offset,
+            width,
+            height: signed_height,
+        });
+    }
+    let height = signed_height.unsigned_abs();
     let width = width.unsigned_abs();
     let row_bytes = (width as usize * 3).div_ceil(4) * 4;
     let needed = row_bytes * height as usize;

@@ -96,6 +96,20 @@ fn histogram_matches_the_reference_and_refuses_bad_files() {
             .to_string();
         assert!(err.contains(want), "{err}");
     }
+    let mut overlapping = good.clone();
+    overlapping[10] = 20;
+    let mut negative_width = good.clone();
+    negative_width[18..22].copy_from_slice(&(-10i32).to_le_bytes());
+    for bad in [overlapping, negative_width] {
+        let err = histogram::run(&rt, &bad, &JobOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("bad BMP header"), "{err}");
+    }
+    let mut top_down = good.clone();
+    top_down[22..26].copy_from_slice(&(-10i32).to_le_bytes());
+    let got = histogram::run(&rt, &top_down, &JobOptions::default()).unwrap();
+    assert_eq!(got.bins, histogram::reference(&good).unwrap());
     let mut eight_bit = good.clone();
     eight_bit[28] = 8;
     let err = histogram::run(&rt, &eight_bit, &JobOptions::default())

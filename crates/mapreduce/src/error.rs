@@ -25,7 +25,7 @@ pub enum MapReduceError {
     #[error("{0}")]
     InvalidInput(String),
     /// Reading or mapping an input file failed.
-    #[error("{path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         path: String,
         #[source]

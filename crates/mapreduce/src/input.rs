@@ -115,6 +115,11 @@ impl Input {
         }
     }
 
+    /// Whether the bytes are a memory map of the file (read-only).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.bytes, Bytes::Mapped(_))
+    }
+
     pub fn len(&self) -> usize {
         self.bytes().len()
     }

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod doctor;
 pub mod figures;
 pub mod join;
+pub mod mapreduce;
 pub mod opcommon;
 pub mod run;
 pub mod run_ops;
@@ -31,6 +32,9 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
         Command::Join(args) => join::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
         Command::Aggregate(args) => {
             aggregate::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
+        }
+        Command::Mapreduce(args) => {
+            mapreduce::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
         Command::Sort(args) => sort::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
         Command::Bench(which) => {

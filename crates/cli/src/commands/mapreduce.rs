@@ -1,0 +1,410 @@
+//! `numakit mapreduce <app>`: the Phoenix applications on numakit's
+//! MapReduce runtime, on generated input or a file in the Phoenix++
+//! program's format; `--generate` writes such a file; `--sweep` measures
+//! the speedup from one thread to all with the time of each phase.
+//!
+//! Only the job is timed: the input is read (or generated) and placed on
+//! the pool's nodes before the first repetition.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context, Result};
+use numakit_mapreduce::{Input, InputMode, JobOptions, NodeTasks, PhaseSeconds, Runtime};
+use numakit_mapreduce_apps::{histogram, linear_regression, string_match, word_count};
+use numakit_placement::PlacementMode;
+use numakit_pool::{Pool, PoolBuilder};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::format::{bytes, median, table, Spread};
+use crate::mr_args::{self, MapReduceApp, MapReduceArgs, MrCommon, TextArgs};
+
+/// One application's run at one thread count.
+#[derive(Serialize)]
+pub struct AppReport {
+    pub app: &'static str,
+    pub threads: usize,
+    pub input_bytes: usize,
+    /// Job seconds of every repetition.
+    pub times: Vec<f64>,
+    pub seconds: Spread,
+    /// Median phase times.
+    pub phases: PhaseSeconds,
+    pub map_tasks: Vec<NodeTasks>,
+    pub verified: Option<bool>,
+    pub summary: Value,
+}
+
+/// What one run of an application gives back.
+pub struct Outcome {
+    /// The job's seconds (verification excluded).
+    pub seconds: f64,
+    pub phases: PhaseSeconds,
+    pub map_tasks: Vec<NodeTasks>,
+    pub summary: Value,
+    pub verified: Option<bool>,
+}
+
+pub fn run(args: &MapReduceArgs, mode: PlacementMode, json_out: bool, quiet: bool) -> Result<()> {
+    match &args.app {
+        MapReduceApp::WordCount(a) => text_app("word-count", a, mode, json_out, quiet),
+        MapReduceApp::Histogram(a) => text_app("histogram", a, mode, json_out, quiet),
+        MapReduceApp::LinearRegression(a) => {
+            text_app("linear-regression", a, mode, json_out, quiet)
+        }
+        MapReduceApp::StringMatch(a) => text_app("string-match", a, mode, json_out, quiet),
+    }
+}
+
+pub fn build_pool(threads: Option<usize>, mode: PlacementMode) -> Result<Pool> {
+    let topology = Arc::new(numakit_topology::discover()?);
+    let cpus = topology.allowed.cpus.len();
+    let mut builder = PoolBuilder::new(topology).placement(mode);
+    if let Some(t) = threads {
+        ensure!(t > 0, "--threads must be at least 1");
+        ensure!(
+            t <= cpus,
+            "{t} threads but this process may use only {cpus} CPUs"
+        );
+        builder = builder.threads(t);
+    }
+    Ok(builder.build()?)
+}
+
+/// Writes `data` to `path` whole or not at all.
+pub fn write_whole(path: &Path, data: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write into {}", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, data)
+        .with_context(|| format!("writing {}", path.display()))?;
+    // Readable by other users and tools, like any file we write.
+    let mut mode = perms(&tmp)?;
+    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o644);
+    tmp.as_file().set_permissions(mode)?;
+    tmp.persist(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+fn perms(tmp: &tempfile::NamedTempFile) -> Result<std::fs::Permissions> {
+    Ok(tmp.as_file().metadata()?.permissions())
+}
+
+fn generate(app: &str, size: usize, seed: u64) -> Vec<u8> {
+    match app {
+        "word-count" => word_count::generate(size, seed),
+        "histogram" => histogram::generate(size, seed),
+        "linear-regression" => linear_regression::generate(size, seed),
+        _ => string_match::generate(size, seed),
+    }
+}
+
+fn text_app(
+    app: &'static str,
+    a: &TextArgs,
+    mode: PlacementMode,
+    json_out: bool,
+    quiet: bool,
+) -> Result<()> {
+    let c = &a.common;
+    ensure!(c.reps > 0, "--reps must be at least 1");
+    let size = usize::try_from(a.size_mib << 20).context("--size-mib is too large")?;
+    if let Some(path) = &c.generate {
+        write_whole(path, &generate(app, size, c.seed))?;
+        if !quiet {
+            eprintln!(
+                "wrote {} of {app} input to {}",
+                bytes(size as u64),
+                path.display()
+            );
+        }
+        return Ok(());
+    }
+    let threads = sweep_threads(c)?;
+    let mut reports = Vec::new();
+    for t in threads {
+        let pool = build_pool(t.or(c.threads), mode)?;
+        let mut input = load(&pool, app, c, size)?;
+        let report = measure(app, &pool, c, input.len(), |rt| {
+            one_run(app, rt, &mut input, a, c)
+        })?;
+        reports.push(report);
+    }
+    print_reports(&reports, json_out, a.top)
+}
+
+/// The input bytes, read from `--input` or generated, placed on the nodes.
+fn load(pool: &Pool, app: &str, c: &MrCommon, size: usize) -> Result<Input> {
+    match &c.input {
+        Some(path) => {
+            let mode = match c.input_mode {
+                mr_args::InputMode::Read => InputMode::Read,
+                mr_args::InputMode::Mmap => InputMode::Mmap { populate: true },
+            };
+            let input = Input::open(pool, path, mode)?;
+            // Word count upper-cases in place, and a map is read-only.
+            if app == "word-count" && input.is_mapped() {
+                return Ok(Input::place(pool, input.bytes())?);
+            }
+            Ok(input)
+        }
+        None => Ok(Input::place(pool, &generate(app, size, c.seed))?),
+    }
+}
+
+/// Thread counts of a sweep (1, 2, 4, ... and all), or just the asked one.
+pub fn sweep_threads(c: &MrCommon) -> Result<Vec<Option<usize>>> {
+    if !c.sweep {
+        return Ok(vec![None]);
+    }
+    let all = numakit_topology::discover()?.allowed.cpus.len().max(1);
+    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2))
+        .take_while(|&t| t < all)
+        .collect();
+    counts.push(all);
+    Ok(counts.into_iter().map(Some).collect())
+}
+
+/// Runs `once` `--reps` times on one runtime; the report keeps median phases.
+pub fn measure(
+    app: &'static str,
+    pool: &Pool,
+    c: &MrCommon,
+    input_bytes: usize,
+    mut once: impl FnMut(&Runtime) -> Result<Outcome>,
+) -> Result<AppReport> {
+    let rt = Runtime::new(pool);
+    let mut times = Vec::with_capacity(c.reps);
+    let mut outcomes = Vec::with_capacity(c.reps);
+    for _ in 0..c.reps {
+        let outcome = once(&rt)?;
+        times.push(outcome.seconds);
+        outcomes.push(outcome);
+    }
+    let pick = |f: fn(&PhaseSeconds) -> f64| {
+        median(&outcomes.iter().map(|o| f(&o.phases)).collect::<Vec<_>>())
+    };
+    let phases = PhaseSeconds {
+        split: pick(|p| p.split),
+        map: pick(|p| p.map),
+        reduce: pick(|p| p.reduce),
+        merge: pick(|p| p.merge),
+    };
+    let last = outcomes.pop().context("no repetition ran")?;
+    Ok(AppReport {
+        app,
+        threads: pool.workers(),
+        input_bytes,
+        seconds: Spread::of(&times),
+        times,
+        phases,
+        map_tasks: last.map_tasks,
+        verified: last.verified,
+        summary: last.summary,
+    })
+}
+
+fn one_run(
+    app: &str,
+    rt: &Runtime,
+    input: &mut Input,
+    a: &TextArgs,
+    c: &MrCommon,
+) -> Result<Outcome> {
+    let opts = JobOptions {
+        chunk_records: c.chunk_kib.map(|k| k << 10),
+        ..JobOptions::default()
+    };
+    match app {
+        "word-count" => {
+            let reference = c.verify.then(|| word_count::reference(input.bytes()));
+            let text = input
+                .bytes_mut()
+                .context("word count needs writable input")?;
+            let wc = JobOptions {
+                chunk_records: opts.chunk_records,
+                ..word_count::default_options()
+            };
+            let started = Instant::now();
+            let got = word_count::run(rt, text, &wc)?;
+            let seconds = started.elapsed().as_secs_f64();
+            let verified = reference.map(|want| {
+                want.len() == got.counts.len()
+                    && want
+                        .iter()
+                        .zip(&got.counts)
+                        .all(|(w, g)| w.0 == g.0 && w.1 == g.1)
+            });
+            let top: Vec<Value> = got
+                .counts
+                .iter()
+                .take(a.top)
+                .map(|(w, n)| json!({"word": String::from_utf8_lossy(w), "count": n}))
+                .collect();
+            let summary =
+                json!({"distinct_words": got.counts.len(), "total_words": got.total(), "top": top});
+            Ok(Outcome {
+                seconds,
+                phases: got.stats.seconds,
+                map_tasks: got.stats.per_node,
+                summary,
+                verified,
+            })
+        }
+        "histogram" => {
+            let started = Instant::now();
+            let got = histogram::run(rt, input.bytes(), &opts)?;
+            let seconds = started.elapsed().as_secs_f64();
+            let verified = c
+                .verify
+                .then(|| histogram::reference(input.bytes()).ok() == Some(got.bins.clone()));
+            let pixels: u64 = got.bins[..256].iter().sum();
+            let summary = json!({"pixels": pixels, "blue": &got.bins[..256], "green": &got.bins[256..512], "red": &got.bins[512..]});
+            Ok(Outcome {
+                seconds,
+                phases: got.stats.seconds,
+                map_tasks: got.stats.per_node,
+                summary,
+                verified,
+            })
+        }
+        "linear-regression" => {
+            let started = Instant::now();
+            let (fit, stats) = linear_regression::run(rt, input.bytes(), &opts)?;
+            let seconds = started.elapsed().as_secs_f64();
+            let verified = c.verify.then(|| {
+                let want = linear_regression::reference(input.bytes());
+                (want.n, want.sums) == (fit.n, fit.sums)
+            });
+            let summary = json!({"points": fit.n, "a": fit.a, "b": fit.b, "xbar": fit.xbar, "ybar": fit.ybar, "r2": fit.r2,
+                "sx": fit.sums[0], "sy": fit.sums[1], "sxx": fit.sums[2], "syy": fit.sums[3], "sxy": fit.sums[4], "ignored_bytes": fit.ignored_bytes});
+            Ok(Outcome {
+                seconds,
+                phases: stats.seconds,
+                map_tasks: stats.per_node,
+                summary,
+                verified,
+            })
+        }
+        "string-match" => {
+            let started = Instant::now();
+            let (counts, stats) = string_match::run(rt, input.bytes(), &opts)?;
+            let seconds = started.elapsed().as_secs_f64();
+            let verified = c
+                .verify
+                .then(|| string_match::reference(input.bytes()) == counts);
+            let words: Vec<Value> = string_match::WORDS
+                .iter()
+                .zip(counts)
+                .map(|(w, n)| json!({"word": String::from_utf8_lossy(w), "matches": n}))
+                .collect();
+            let summary = json!({"matches": counts.iter().sum::<u64>(), "words": words});
+            Ok(Outcome {
+                seconds,
+                phases: stats.seconds,
+                map_tasks: stats.per_node,
+                summary,
+                verified,
+            })
+        }
+        other => bail!("unknown application {other}"),
+    }
+}
+
+/// Prints the reports: JSON (one object, or a sweep), or tables.
+pub fn print_reports(reports: &[AppReport], json_out: bool, top: usize) -> Result<()> {
+    if let Some(bad) = reports.iter().find(|r| r.verified == Some(false)) {
+        bail!(
+            "{} with {} threads disagrees with the sequential reference",
+            bad.app,
+            bad.threads
+        );
+    }
+    if json_out {
+        let value = match reports {
+            [one] => serde_json::to_value(one)?,
+            many => json!({"app": many[0].app, "sweep": many}),
+        };
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    let base = reports.first().map_or(f64::NAN, |r| r.seconds.median);
+    let mut rows = vec![[
+        "threads",
+        "median s",
+        "speedup",
+        "split",
+        "map",
+        "reduce",
+        "merge",
+        "map tasks local/stolen",
+        "verified",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for r in reports {
+        let (local, stolen) = r
+            .map_tasks
+            .iter()
+            .fold((0, 0), |(l, s), n| (l + n.local, s + n.stolen));
+        rows.push(vec![
+            r.threads.to_string(),
+            format!("{:.4}", r.seconds.median),
+            format!("{:.2}x", base / r.seconds.median),
+            format!("{:.4}", r.phases.split),
+            format!("{:.4}", r.phases.map),
+            format!("{:.4}", r.phases.reduce),
+            format!("{:.4}", r.phases.merge),
+            format!("{local}/{stolen}"),
+            r.verified.map_or("-".into(), |v| v.to_string()),
+        ]);
+    }
+    let last = reports.last().context("no report")?;
+    println!(
+        "{} on {} of input ({} repetition(s))",
+        last.app,
+        bytes(last.input_bytes as u64),
+        last.times.len()
+    );
+    println!("{}", table(&rows));
+    println!("{}", summary_line(last, top));
+    Ok(())
+}
+
+fn summary_line(r: &AppReport, top: usize) -> String {
+    let s = &r.summary;
+    match r.app {
+        "word-count" => {
+            let words: Vec<String> = s["top"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .take(top)
+                        .map(|w| format!("{} {}", w["word"].as_str().unwrap_or("?"), w["count"]))
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!(
+                "{} words, {} distinct; most frequent: {}",
+                s["total_words"],
+                s["distinct_words"],
+                words.join(", ")
+            )
+        }
+        _ => {
+            let mut s = s.clone();
+            if let Some(o) = s.as_object_mut() {
+                for k in ["blue", "green", "red"] {
+                    o.remove(k);
+                }
+            }
+            s.to_string()
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Options of `numakit mapreduce <app>`: the seven Phoenix applications on
+//! numakit's MapReduce runtime.
+//!
+//! Every application runs on generated input by default (reproducible from
+//! `--seed`), or on a file in the format the Phoenix++ program reads;
+//! `--generate FILE` writes the generated input in that format and exits,
+//! so that other systems can run on exactly the same bytes.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+#[derive(Debug, Args)]
+pub struct MapReduceArgs {
+    #[command(subcommand)]
+    pub app: MapReduceApp,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MapReduceApp {
+    /// Count the words of a text (upper-cased), most frequent first.
+    WordCount(TextArgs),
+    /// Red, green and blue histograms of a 24-bit BMP image.
+    Histogram(TextArgs),
+    /// Least-squares line through (x, y) byte pairs.
+    LinearRegression(TextArgs),
+    /// Which keys of a file match a fixed set of encrypted words.
+    StringMatch(TextArgs),
+}
+
+/// What every application shares.
+#[derive(Debug, Clone, Args)]
+pub struct MrCommon {
+    /// Read the input from FILE (the Phoenix++ program's format). Without
+    /// it, the input is generated from --seed.
+    #[arg(long, value_name = "FILE", conflicts_with = "generate")]
+    pub input: Option<PathBuf>,
+
+    /// Write the generated input to FILE in the Phoenix++ program's format
+    /// and exit.
+    #[arg(long, value_name = "FILE")]
+    pub generate: Option<PathBuf>,
+
+    /// Worker threads (default: one per allowed CPU), spread evenly over nodes.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Repetitions (min/median/max are reported).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub reps: usize,
+
+    /// Seed of the generated input.
+    #[arg(long, default_value_t = 42, value_name = "N")]
+    pub seed: u64,
+
+    /// Check the result against a plain sequential implementation.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Speedup from 1 thread to all, with the time of split, map, reduce
+    /// and merge at each thread count (Phoenix Figure 10).
+    #[arg(long)]
+    pub sweep: bool,
+
+    /// How a file reaches memory: mapped (populated up front) or read
+    /// into buffers placed on the pool's nodes.
+    #[arg(long, value_enum, default_value_t = InputMode::Read, value_name = "MODE")]
+    pub input_mode: InputMode,
+
+    /// Bytes of input per map task, in KiB (default: the runtime's).
+    #[arg(long, value_name = "KIB")]
+    pub chunk_kib: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputMode {
+    /// Memory-map the file (pages land where the kernel's page cache has them).
+    Mmap,
+    /// Read the file into node-placed buffers, a share per node.
+    Read,
+}
+
+/// Applications whose input is one file of bytes.
+#[derive(Debug, Args)]
+pub struct TextArgs {
+    #[command(flatten)]
+    pub common: MrCommon,
+
+    /// Size of the generated input in MiB.
+    #[arg(long, default_value_t = 16, value_name = "MIB")]
+    pub size_mib: u64,
+
+    /// Result rows to print (word count: the most frequent words).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+}

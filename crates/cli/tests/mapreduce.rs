@@ -1,0 +1,170 @@
+//! `numakit mapreduce`: every application on generated input, verified
+//! against its sequential reference, through files in the Phoenix++
+//! formats, and with clear errors for bad input.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn numakit(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_numakit"))
+        .args(args)
+        .output()
+        .expect("numakit runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn json(args: &[&str]) -> Value {
+    let (ok, stdout, stderr) = numakit(args);
+    assert!(ok, "numakit {args:?} failed: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+const TEXT_APPS: [&str; 4] = [
+    "word-count",
+    "histogram",
+    "linear-regression",
+    "string-match",
+];
+
+#[test]
+fn every_text_app_is_verified_on_generated_input() {
+    for app in TEXT_APPS {
+        let r = json(&[
+            "mapreduce",
+            app,
+            "--size-mib",
+            "1",
+            "--verify",
+            "--reps",
+            "2",
+            "--json",
+            "--quiet",
+        ]);
+        assert_eq!(r["verified"], Value::Bool(true), "{app}: {r}");
+        assert_eq!(r["times"].as_array().map(Vec::len), Some(2), "{app}");
+        let tasks: u64 = r["map_tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["local"].as_u64().unwrap() + n["stolen"].as_u64().unwrap())
+            .sum();
+        assert!(tasks > 0, "{app}: map tasks counted: {r}");
+    }
+}
+
+#[test]
+fn generated_files_read_back_in_both_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    for app in TEXT_APPS {
+        let path = dir.path().join(format!("{app}.in"));
+        let p = path.to_str().unwrap();
+        let (ok, _, err) = numakit(&[
+            "mapreduce",
+            app,
+            "--size-mib",
+            "1",
+            "--seed",
+            "3",
+            "--generate",
+            p,
+        ]);
+        assert!(ok, "{err}");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            if app == "histogram" {
+                1_044_534
+            } else {
+                1 << 20
+            },
+            "{app}"
+        );
+        let generated = json(&[
+            "mapreduce",
+            app,
+            "--size-mib",
+            "1",
+            "--seed",
+            "3",
+            "--json",
+            "--quiet",
+        ]);
+        for mode in ["read", "mmap"] {
+            let r = json(&[
+                "mapreduce",
+                app,
+                "--input",
+                p,
+                "--input-mode",
+                mode,
+                "--verify",
+                "--json",
+                "--quiet",
+            ]);
+            assert_eq!(r["verified"], Value::Bool(true), "{app} {mode}");
+            assert_eq!(
+                r["summary"], generated["summary"],
+                "{app} {mode}: the file holds the generated input"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_sweep_reports_every_thread_count() {
+    let r = json(&[
+        "mapreduce",
+        "word-count",
+        "--size-mib",
+        "1",
+        "--sweep",
+        "--json",
+        "--quiet",
+    ]);
+    let sweep = r["sweep"].as_array().expect("a sweep");
+    assert_eq!(sweep[0]["threads"].as_u64(), Some(1));
+    for s in sweep {
+        for phase in ["split", "map", "reduce", "merge"] {
+            assert!(s["phases"][phase].as_f64().unwrap() >= 0.0);
+        }
+    }
+}
+
+#[test]
+fn bad_input_gets_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("short.bmp");
+    std::fs::write(&short, b"BM\0\0").unwrap();
+    let missing = dir.path().join("missing.txt");
+    for (args, want) in [
+        (
+            vec!["mapreduce", "histogram", "--input", short.to_str().unwrap()],
+            "header cut short",
+        ),
+        (
+            vec![
+                "mapreduce",
+                "word-count",
+                "--input",
+                missing.to_str().unwrap(),
+            ],
+            "cannot read",
+        ),
+        (vec!["mapreduce", "word-count", "--reps", "0"], "--reps"),
+        (
+            vec!["mapreduce", "string-match", "--threads", "0"],
+            "--threads",
+        ),
+    ] {
+        let (ok, _, err) = numakit(&args);
+        assert!(!ok, "{args:?} should fail");
+        assert!(
+            err.contains(want) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}
