@@ -23,16 +23,19 @@
 //! The submodules: [`gen`] (inputs), [`reference`] (plain sequential),
 //! [`encoding`] and [`nearest`] (the vectorised assignment kernel),
 //! [`search`] (the two put together for one input), [`sums`] (per-cluster
-//! sums and the new means), [`baseline`] (hand-written threads), and the
-//! job on numakit's MapReduce runtime.
+//! sums and the new means), [`baseline`] (hand-written threads), and
+//! [`job`] (on numakit's MapReduce runtime, [`run`]).
 
 pub mod baseline;
 pub mod encoding;
 pub mod gen;
+pub mod job;
 pub mod nearest;
 pub mod reference;
 pub mod search;
 pub mod sums;
+
+pub use job::run;
 
 use crate::numeric::IntFileError;
 
@@ -82,6 +85,9 @@ pub enum KmeansError {
     /// A points file could not be read.
     #[error("points file: {0}")]
     File(#[from] IntFileError),
+    /// The MapReduce run failed.
+    #[error("kmeans: {0}")]
+    Runtime(#[from] numakit_mapreduce::MapReduceError),
 }
 
 /// Points of one dimension, stored row-major (`dim` coordinates each).

@@ -83,6 +83,16 @@ impl ClusterSums {
         }
     }
 
+    /// Adds `count` points whose coordinates sum to `sum` to cluster
+    /// `cluster`.
+    pub fn add_sum(&mut self, cluster: usize, sum: &[i32], count: i32) {
+        self.counts[cluster] += count;
+        let mine = &mut self.coords[cluster * self.dim..(cluster + 1) * self.dim];
+        for (a, &b) in mine.iter_mut().zip(sum) {
+            *a = a.wrapping_add(b);
+        }
+    }
+
     /// Adds another set of sums (of the same shape).
     pub fn merge(&mut self, other: &ClusterSums) {
         for (a, &b) in self.coords.iter_mut().zip(&other.coords) {

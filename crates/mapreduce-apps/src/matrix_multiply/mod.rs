@@ -15,12 +15,16 @@
 //!
 //! The submodules: [`gen`] (inputs and files), [`reference`] (plain
 //! sequential), [`kernel`] (the packed product of a block of rows),
-//! [`baseline`] (hand-written threads), and the MapReduce job.
+//! [`baseline`] (hand-written threads), and [`job`] (on numakit's
+//! MapReduce runtime, [`run`]).
 
 pub mod baseline;
 pub mod gen;
+pub mod job;
 pub mod kernel;
 pub mod reference;
+
+pub use job::run;
 
 use crate::numeric::IntFileError;
 
@@ -54,6 +58,9 @@ pub enum MatrixError {
     /// A matrix file could not be read or written.
     #[error("matrix file: {0}")]
     File(#[from] IntFileError),
+    /// The MapReduce run failed.
+    #[error("matrix multiply: {0}")]
+    Runtime(#[from] numakit_mapreduce::MapReduceError),
 }
 
 /// An `n × n` matrix of `i32`, row-major.

@@ -1,16 +1,33 @@
 //! Plumbing shared by the three numeric applications (k-means, PCA, matrix
 //! multiply): the C library's `rand()` stream their Phoenix++ originals
 //! draw their inputs from, the raw integer file format, the dispatch to
-//! wide vector instructions, and the packed integer matrix product that
-//! matrix multiply and PCA's covariance both reduce to.
+//! wide vector instructions, the packed integer matrix products (32/64-bit
+//! words and 16-bit pairs) that matrix multiply and PCA's covariance
+//! reduce to, the per-split output slots their jobs write in place, and
+//! how many map tasks to cut.
 //!
-//! It holds no application logic and no MapReduce code.
+//! It holds no application logic.
 
 pub mod c_rand;
 pub mod gemm;
 pub mod int_file;
 pub mod pairs;
+pub mod slots;
 pub mod wide;
 
 pub use c_rand::CRand;
 pub use int_file::IntFileError;
+
+/// Map tasks per worker the numeric jobs aim for (enough to balance
+/// uneven tasks and stolen time, few enough that each task is a few
+/// hundred microseconds at the reference sizes).
+pub const TASKS_PER_WORKER: usize = 8;
+
+/// Items per task to cut `items` into about [`TASKS_PER_WORKER`] tasks per
+/// worker, but no fewer than `minimum` items per task.
+pub fn items_per_task(items: usize, workers: usize, minimum: usize) -> usize {
+    items
+        .div_ceil(workers.max(1) * TASKS_PER_WORKER)
+        .max(minimum)
+        .max(1)
+}

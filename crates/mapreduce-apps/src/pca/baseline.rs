@@ -10,7 +10,7 @@
 
 use std::num::NonZeroUsize;
 
-use crate::pca::covariance::CovarianceKernel;
+use crate::pca::covariance::{balanced_row_ends, CovarianceKernel};
 use crate::pca::{row_mean, triangle_offset, PcaMatrix, PcaOutput};
 
 /// Means and covariance with `threads` threads.
@@ -22,7 +22,7 @@ pub fn pca(matrix: &PcaMatrix, threads: NonZeroUsize) -> PcaOutput {
     std::thread::scope(|scope| {
         let mut rest: &mut [i64] = &mut covariance;
         let mut first = 0;
-        for end in balanced_ends(rows, threads.get()) {
+        for end in balanced_row_ends(rows, threads.get()) {
             let len = triangle_offset(rows, end) - triangle_offset(rows, first);
             let (stretch, tail) = std::mem::take(&mut rest).split_at_mut(len);
             rest = tail;
@@ -49,24 +49,6 @@ fn means(matrix: &PcaMatrix, threads: NonZeroUsize) -> Vec<i64> {
     means
 }
 
-/// Where each of (at most) `parts` non-empty stretches of triangle rows
-/// ends, so that they hold about equal numbers of elements.
-fn balanced_ends(rows: usize, parts: usize) -> Vec<usize> {
-    let total = triangle_offset(rows, rows);
-    let mut ends = Vec::with_capacity(parts);
-    let mut row = 0;
-    for p in 1..=parts {
-        let target = total * p / parts;
-        while row < rows && triangle_offset(rows, row) < target {
-            row += 1;
-        }
-        if row > ends.last().copied().unwrap_or(0) {
-            ends.push(row);
-        }
-    }
-    ends
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,15 +68,5 @@ mod tests {
             let threads = NonZeroUsize::new(threads).unwrap();
             assert_eq!(pca(&m, threads), reference::pca(&m), "{rows}x{cols}");
         }
-    }
-
-    #[test]
-    fn stretches_balance_the_triangle() {
-        let ends = balanced_ends(1000, 2);
-        assert_eq!(ends.last(), Some(&1000));
-        // Half of the elements lie in the first ~29% of the rows.
-        assert!((280..300).contains(&ends[0]), "{ends:?}");
-        assert_eq!(balanced_ends(3, 8), [1, 2, 3]);
-        assert!(balanced_ends(0, 4).is_empty());
     }
 }

@@ -175,6 +175,24 @@ impl<'a> CovarianceKernel<'a> {
     }
 }
 
+/// Where each of (at most) `parts` non-empty stretches of triangle rows
+/// ends, so that they hold about equal numbers of elements.
+pub fn balanced_row_ends(rows: usize, parts: usize) -> Vec<usize> {
+    let total = triangle_offset(rows, rows);
+    let mut ends = Vec::with_capacity(parts);
+    let mut row = 0;
+    for p in 1..=parts {
+        let target = total * p / parts;
+        while row < rows && triangle_offset(rows, row) < target {
+            row += 1;
+        }
+        if row > ends.last().copied().unwrap_or(0) {
+            ends.push(row);
+        }
+    }
+    ends
+}
+
 /// The narrowest arithmetic whose sums provably equal the original's
 /// (see the module docs).
 pub fn choose_arithmetic(matrix: &PcaMatrix, means: &[i64]) -> Arithmetic {
@@ -269,5 +287,15 @@ mod tests {
             triangle(&m, &[1]),
             (reference::pca(&m).covariance, Arithmetic::Wide)
         );
+    }
+
+    #[test]
+    fn stretches_balance_the_triangle() {
+        let ends = balanced_row_ends(1000, 2);
+        assert_eq!(ends.last(), Some(&1000));
+        // Half of the elements lie in the first ~29% of the rows.
+        assert!((280..300).contains(&ends[0]), "{ends:?}");
+        assert_eq!(balanced_row_ends(3, 8), [1, 2, 3]);
+        assert!(balanced_row_ends(0, 4).is_empty());
     }
 }

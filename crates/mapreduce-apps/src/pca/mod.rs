@@ -24,12 +24,16 @@
 //!
 //! The submodules: [`gen`] (inputs and files), [`reference`] (plain
 //! sequential), [`covariance`] (the packed covariance kernel),
-//! [`baseline`] (hand-written threads), and the MapReduce jobs.
+//! [`baseline`] (hand-written threads), and [`job`] (the two MapReduce
+//! jobs, [`run`]).
 
 pub mod baseline;
 pub mod covariance;
 pub mod gen;
+pub mod job;
 pub mod reference;
+
+pub use job::run;
 
 use crate::numeric::IntFileError;
 
@@ -58,6 +62,9 @@ pub enum PcaError {
     /// A matrix file could not be read.
     #[error("matrix file: {0}")]
     File(#[from] IntFileError),
+    /// The MapReduce run failed.
+    #[error("pca: {0}")]
+    Runtime(#[from] numakit_mapreduce::MapReduceError),
 }
 
 /// A `rows × cols` matrix of `i32`, row-major: `rows` variables of `cols`
