@@ -1,14 +1,32 @@
 //! The numeric applications (kmeans, PCA, matrix multiply): every
 //! implementation — hand-written threaded baseline and MapReduce job —
 //! against the plain sequential reference, on generated inputs, edge cases
-//! and values at the limits of the original's integer arithmetic.
+//! and values at the limits of the original's integer arithmetic; and
+//! Phoenix++'s own inputs (seed 1) give its published check values.
 
 use std::num::NonZeroUsize;
+use std::sync::{Arc, OnceLock};
 
+use numakit_mapreduce::Runtime;
 use numakit_mapreduce_apps::kmeans::{self, KmeansInput, KmeansLimits, Points};
 use numakit_mapreduce_apps::matrix_multiply::{self, MatrixPair, SquareMatrix};
 use numakit_mapreduce_apps::pca::{self, PcaMatrix};
+use numakit_pool::Pool;
 use proptest::prelude::*;
+
+/// One pool for every test (three workers, more than this machine may
+/// have cores, so that tasks interleave), reused run after run.
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let topology = Arc::new(numakit_topology::discover().unwrap());
+        numakit_pool::PoolBuilder::new(topology)
+            .placement(numakit_placement::PlacementMode::BestEffort)
+            .threads(3)
+            .build()
+            .unwrap()
+    })
+}
 
 fn threads(n: usize) -> NonZeroUsize {
     NonZeroUsize::new(n).unwrap()
@@ -35,6 +53,8 @@ fn check_kmeans(input: &KmeansInput) -> kmeans::KmeansOutput {
             "baseline, {t} threads"
         );
     }
+    let (out, _) = kmeans::run(&Runtime::new(pool()), input, limits).unwrap();
+    assert_eq!(out, expected, "MapReduce job");
     expected
 }
 
@@ -47,6 +67,8 @@ fn check_pca(matrix: &PcaMatrix) -> pca::PcaOutput {
             "baseline, {t} threads"
         );
     }
+    let (out, _) = pca::run(&Runtime::new(pool()), matrix).unwrap();
+    assert_eq!(out, expected, "MapReduce jobs");
     expected
 }
 
@@ -59,6 +81,8 @@ fn check_product(pair: &MatrixPair) -> SquareMatrix {
             "baseline, {t} threads"
         );
     }
+    let (out, _) = matrix_multiply::run(&Runtime::new(pool()), pair).unwrap();
+    assert_eq!(out, expected, "MapReduce job");
     expected
 }
 
@@ -202,6 +226,27 @@ fn matrix_multiply_at_the_limits_of_int_arithmetic() {
         .map(|i| if i % 2 == 0 { -32_768 } else { 32_767 })
         .collect();
     check_product(&square_pair(n, sixteen.clone(), sixteen));
+}
+
+#[test]
+fn seed_one_is_phoenix_inputs() {
+    // Phoenix++ 1.0 `pca -r 40 -c 50` prints "Covariance sum: 29189" and
+    // `kmeans -p 2000 -c 10 -d 3` ends with these means after 27
+    // iterations (both run here, glibc rand()).
+    let m = pca::gen::generate(40, 50, 100, 1).unwrap();
+    assert_eq!(check_pca(&m).covariance_sum(), 29189);
+    let params = kmeans::gen::KmeansParams {
+        points: 2000,
+        dim: 3,
+        clusters: 10,
+        grid_size: 1000,
+    };
+    let out = check_kmeans(&kmeans::gen::generate(&params, 1).unwrap());
+    assert_eq!(out.iterations, 27);
+    assert!(out
+        .phoenix_dump()
+        .starts_with("  511   197   552 \n  530   658   733 \n"));
+    assert!(out.phoenix_dump().ends_with("  199   284   774 \n"));
 }
 
 proptest! {
