@@ -62,9 +62,12 @@ pub struct MrCommon {
     #[arg(long)]
     pub sweep: bool,
 
-    /// How a file reaches memory: mapped (populated up front) or read
-    /// into buffers placed on the pool's nodes.
-    #[arg(long, value_enum, default_value_t = InputMode::Read, value_name = "MODE")]
+    /// How a file reaches memory: mapped (populated up front), read into
+    /// buffers placed on the pool's nodes, or auto: mapped on a machine
+    /// with one node (nothing to place; the page cache's pages are used
+    /// as they are), read and placed on several (word count always reads:
+    /// it upper-cases its text in place).
+    #[arg(long, value_enum, default_value_t = InputMode::Auto, value_name = "MODE")]
     pub input_mode: InputMode,
 
     /// Bytes of input per map task, in KiB (default: the runtime's).
@@ -74,6 +77,8 @@ pub struct MrCommon {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum InputMode {
+    /// mmap with one node, read with several.
+    Auto,
     /// Memory-map the file (pages land where the kernel's page cache has them).
     Mmap,
     /// Read the file into node-placed buffers, a share per node.

@@ -144,8 +144,13 @@ fn load(pool: &Pool, app: &str, c: &MrCommon, size: usize) -> Result<Input> {
     match &c.input {
         Some(path) => {
             let mode = match c.input_mode {
+                mr_args::InputMode::Auto if pool.nodes().len() > 1 || app == "word-count" => {
+                    InputMode::Read
+                }
                 mr_args::InputMode::Read => InputMode::Read,
-                mr_args::InputMode::Mmap => InputMode::Mmap { populate: true },
+                mr_args::InputMode::Auto | mr_args::InputMode::Mmap => {
+                    InputMode::Mmap { populate: true }
+                }
             };
             let input = Input::open(pool, path, mode)?;
             // Word count upper-cases in place, and a map is read-only.
