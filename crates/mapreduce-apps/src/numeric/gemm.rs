@@ -112,6 +112,50 @@ pub enum Extent {
     },
 }
 
+impl Extent {
+    /// The first panel (of `panel` columns) the product row `row` of
+    /// `a`'s rows needs.
+    #[inline(always)]
+    pub fn first_panel(self, row: usize, panel: usize) -> usize {
+        match self {
+            Extent::Full => 0,
+            Extent::UpperFrom { first_row } => (first_row + row) / panel,
+        }
+    }
+}
+
+/// Rows of `A` whose tiles sweep one panel of `B` before the next: the
+/// panel stays in the first-level cache while the block's rows (in the
+/// second) pass it.
+pub(crate) const BLOCK_ROWS: usize = 64;
+
+/// Calls `tile(row, rows_in_tile, panel)` for every tile of `rows` rows
+/// and every panel `0..panels` it needs (from `first_panel(row)`), in
+/// cache order: blocks of [`BLOCK_ROWS`] rows; in a block, panel after
+/// panel; in a panel, tiles of `tile_rows` rows, single rows at the end.
+#[inline(always)]
+pub(crate) fn sweep(
+    rows: usize,
+    panels: usize,
+    tile_rows: usize,
+    first_panel: impl Fn(usize) -> usize,
+    mut tile: impl FnMut(usize, usize, usize),
+) {
+    for block in (0..rows).step_by(BLOCK_ROWS) {
+        let end = (block + BLOCK_ROWS).min(rows);
+        for p in first_panel(block)..panels {
+            let mut row = block;
+            while row < end {
+                let size = if end - row >= tile_rows { tile_rows } else { 1 };
+                if p >= first_panel(row) {
+                    tile(row, size, p);
+                }
+                row += size;
+            }
+        }
+    }
+}
+
 /// `out = a · b` for the rows of `a` (row-major, `rows × b.depth()`),
 /// `out` row-major `rows × b.cols()`.
 ///
@@ -160,31 +204,20 @@ impl<T: Word, const P: usize> Kernel for Multiply<'_, T, P> {
             extent,
         } = self;
         let (depth, cols) = (b.depth(), b.cols());
-        let mut row = 0;
-        while row < rows {
-            let tile = if rows - row >= TILE_ROWS {
-                TILE_ROWS
-            } else {
-                1
-            };
-            let first_panel = match extent {
-                Extent::Full => 0,
-                Extent::UpperFrom { first_row } => (first_row + row) / P,
-            };
+        let panels = cols.div_ceil(P);
+        let first_panel = |row| extent.first_panel(row, P);
+        sweep(rows, panels, TILE_ROWS, first_panel, |row, tile, p| {
             let a_rows = &a[row * depth..(row + tile) * depth];
             let out_rows = &mut out[row * cols..(row + tile) * cols];
-            for p in first_panel..cols.div_ceil(P) {
-                let width = P.min(cols - p * P);
-                if tile == TILE_ROWS {
-                    let sums = tile_sums::<T, TILE_ROWS, P>(a_rows, depth, b.panel(p));
-                    store(&sums, out_rows, cols, p * P, width);
-                } else {
-                    let sums = tile_sums::<T, 1, P>(a_rows, depth, b.panel(p));
-                    store(&sums, out_rows, cols, p * P, width);
-                }
+            let width = P.min(cols - p * P);
+            if tile == TILE_ROWS {
+                let sums = tile_sums::<T, TILE_ROWS, P>(a_rows, depth, b.panel(p));
+                store(&sums, out_rows, cols, p * P, width);
+            } else {
+                let sums = tile_sums::<T, 1, P>(a_rows, depth, b.panel(p));
+                store(&sums, out_rows, cols, p * P, width);
             }
-            row += tile;
-        }
+        });
     }
 }
 

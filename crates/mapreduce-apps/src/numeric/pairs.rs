@@ -16,7 +16,7 @@
 //! It knows nothing of threads. Shapes are the caller's contract
 //! (assertions, not errors).
 
-use crate::numeric::gemm::Extent;
+use crate::numeric::gemm::{sweep, Extent};
 use crate::numeric::wide;
 
 #[cfg(target_arch = "x86_64")]
@@ -188,31 +188,20 @@ pub fn multiply(a: &[i32], b: &PackedPairs, out: &mut [i32], extent: Extent) {
     multiply_portable(a, b, out, rows, extent);
 }
 
-/// The panels row block `row` (of `A`'s rows, whose first is row
-/// `extent`'s first of the product) needs, and each panel's index.
-fn panels_for(b: &PackedPairs, row: usize, extent: Extent) -> std::ops::Range<usize> {
-    let first = match extent {
-        Extent::Full => 0,
-        Extent::UpperFrom { first_row } => (first_row + row) / PANEL,
-    };
-    first..b.cols().div_ceil(PANEL)
-}
-
 fn multiply_portable(a: &[i32], b: &PackedPairs, out: &mut [i32], rows: usize, extent: Extent) {
     let (pairs, cols) = (b.pairs(), b.cols());
-    for row in 0..rows {
+    let first_panel = |row| extent.first_panel(row, PANEL);
+    sweep(rows, cols.div_ceil(PANEL), 1, first_panel, |row, _, p| {
         let a_row = &a[row * pairs..(row + 1) * pairs];
-        for p in panels_for(b, row, extent) {
-            let width = PANEL.min(cols - p * PANEL);
-            let mut sums = [0i32; PANEL];
-            for (&x, b_row) in a_row.iter().zip(b.panel(p).chunks_exact(PANEL)) {
-                for (s, &y) in sums.iter_mut().zip(b_row) {
-                    *s = s.wrapping_add(pair_product(x, y));
-                }
+        let width = PANEL.min(cols - p * PANEL);
+        let mut sums = [0i32; PANEL];
+        for (&x, b_row) in a_row.iter().zip(b.panel(p).chunks_exact(PANEL)) {
+            for (s, &y) in sums.iter_mut().zip(b_row) {
+                *s = s.wrapping_add(pair_product(x, y));
             }
-            out[row * cols + p * PANEL..][..width].copy_from_slice(&sums[..width]);
         }
-    }
+        out[row * cols + p * PANEL..][..width].copy_from_slice(&sums[..width]);
+    });
 }
 
 #[cfg(test)]

@@ -13,8 +13,8 @@ use std::arch::x86_64::{
     _mm256_setzero_si256, _mm256_storeu_si256,
 };
 
-use super::{panels_for, PackedPairs, PANEL, TILE_ROWS};
-use crate::numeric::gemm::Extent;
+use super::{PackedPairs, PANEL, TILE_ROWS};
+use crate::numeric::gemm::{sweep, Extent};
 
 /// Proof that the CPU has AVX2 (only this module can make one).
 #[derive(Clone, Copy)]
@@ -34,32 +34,26 @@ pub(super) unsafe fn multiply(
 ) {
     let avx2 = Avx2(());
     let (pairs, cols) = (b.pairs(), b.cols());
-    let mut row = 0;
-    while row < rows {
-        let tile = if rows - row >= TILE_ROWS {
-            TILE_ROWS
-        } else {
-            1
-        };
-        for p in panels_for(b, row, extent) {
+    let first_panel = |row| extent.first_panel(row, PANEL);
+    sweep(
+        rows,
+        cols.div_ceil(PANEL),
+        TILE_ROWS,
+        first_panel,
+        |row, tile, p| {
             let width = PANEL.min(cols - p * PANEL);
             let panel = b.panel(p);
             let out_at = row * cols + p * PANEL;
             if tile == TILE_ROWS {
-                let sums = tile_sums::<TILE_ROWS>(
-                    avx2,
-                    &a[row * pairs..(row + TILE_ROWS) * pairs],
-                    pairs,
-                    panel,
-                );
+                let a_rows = &a[row * pairs..(row + TILE_ROWS) * pairs];
+                let sums = tile_sums::<TILE_ROWS>(avx2, a_rows, pairs, panel);
                 store(avx2, &sums, &mut out[out_at..], cols, width);
             } else {
                 let sums = tile_sums::<1>(avx2, &a[row * pairs..(row + 1) * pairs], pairs, panel);
                 store(avx2, &sums, &mut out[out_at..], cols, width);
             }
-        }
-        row += tile;
-    }
+        },
+    );
 }
 
 /// Sums of `R` rows of pairs (`R × pairs`) times one panel.
