@@ -129,46 +129,51 @@ fn main() {
     );
     for app in &c.apps {
         match app.as_str() {
-            "kmeans" => {
-                let params = kmeans::gen::KmeansParams {
-                    points: 500_000 / scale,
-                    dim: 3,
-                    clusters: 100,
-                    grid_size: 1000,
-                };
-                let input = kmeans::gen::generate(&params, 1).expect("kmeans input");
-                let limits = KmeansLimits::default();
-                compare(
-                    "kmeans",
-                    c.reps,
-                    || kmeans::run(&rt, &input, limits).expect("kmeans job").0,
-                    || kmeans::baseline::kmeans(&input, limits, threads),
-                );
-            }
-            "pca" => {
-                let side = 1000 / scale;
-                let matrix = pca::gen::generate(side, side, 100, 1).expect("pca input");
-                compare(
-                    "pca",
-                    c.reps,
-                    || pca::run(&rt, &matrix).expect("pca job").0,
-                    || pca::baseline::pca(&matrix, threads),
-                );
-            }
-            "matrix-multiply" => {
-                let pair = matrix_multiply::gen::generate(1000 / scale, 1);
-                compare(
-                    "matrix-multiply",
-                    c.reps,
-                    || {
-                        matrix_multiply::run(&rt, &pair)
-                            .expect("matrix multiply job")
-                            .0
-                    },
-                    || matrix_multiply::baseline::multiply(&pair, threads),
-                );
-            }
+            "kmeans" => bench_kmeans(&rt, threads, 500_000 / scale, c.reps),
+            "pca" => bench_pca(&rt, threads, 1000 / scale, c.reps),
+            "matrix-multiply" => bench_product(&rt, threads, 1000 / scale, c.reps),
             other => eprintln!("unknown app {other:?} (kmeans, pca, matrix-multiply)"),
         }
     }
+}
+
+fn bench_kmeans(rt: &Runtime, threads: NonZeroUsize, points: usize, reps: usize) {
+    let params = kmeans::gen::KmeansParams {
+        points,
+        dim: 3,
+        clusters: 100,
+        grid_size: 1000,
+    };
+    let input = kmeans::gen::generate(&params, 1).expect("kmeans input");
+    let limits = KmeansLimits::default();
+    compare(
+        "kmeans",
+        reps,
+        || kmeans::run(rt, &input, limits).expect("kmeans job").0,
+        || kmeans::baseline::kmeans(&input, limits, threads),
+    );
+}
+
+fn bench_pca(rt: &Runtime, threads: NonZeroUsize, side: usize, reps: usize) {
+    let matrix = pca::gen::generate(side, side, 100, 1).expect("pca input");
+    compare(
+        "pca",
+        reps,
+        || pca::run(rt, &matrix).expect("pca job").0,
+        || pca::baseline::pca(&matrix, threads),
+    );
+}
+
+fn bench_product(rt: &Runtime, threads: NonZeroUsize, side: usize, reps: usize) {
+    let pair = matrix_multiply::gen::generate(side, 1);
+    compare(
+        "matrix-multiply",
+        reps,
+        || {
+            matrix_multiply::run(rt, &pair)
+                .expect("matrix multiply job")
+                .0
+        },
+        || matrix_multiply::baseline::multiply(&pair, threads),
+    );
 }

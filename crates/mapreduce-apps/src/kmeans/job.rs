@@ -27,7 +27,7 @@ use numakit_mapreduce::{
 use crate::kmeans::nearest::MeansTable;
 use crate::kmeans::search::NearestSearch;
 use crate::kmeans::sums::ClusterSums;
-use crate::kmeans::{KmeansError, KmeansInput, KmeansLimits, KmeansOutput, UNASSIGNED};
+use crate::kmeans::{KmeansError, KmeansInput, KmeansLimits, KmeansOutput, Points, UNASSIGNED};
 use crate::numeric::items_per_task;
 use crate::numeric::slots::SplitSlots;
 
@@ -122,10 +122,9 @@ pub fn run(
     let started = Instant::now();
     let search = NearestSearch::new(input);
     let points = input.points();
-    let dim = points.dim();
     let per_task = items_per_task(points.len(), rt.pool().workers(), MIN_POINTS_PER_TASK);
-    let blocks = split::records(points.coords().len(), dim, per_task);
-    let lengths: Vec<usize> = blocks.iter().map(|b| b.len() / dim).collect();
+    let blocks = split::records(points.coords().len(), points.dim(), per_task);
+    let lengths: Vec<usize> = blocks.iter().map(|b| b.len() / points.dim()).collect();
     let opts = JobOptions {
         container: ContainerKind::Array {
             keys: input.clusters(),
@@ -153,11 +152,7 @@ pub fn run(
         let out = rt.run(&job, points.coords(), &opts)?;
         seconds.add(&out.stats.seconds);
         let moved = job.moved.into_inner();
-        let mut sums = ClusterSums::new(means.len(), dim);
-        for (cluster, part) in out.pairs {
-            sums.add_sum(cluster as usize, &part.sum, part.count);
-        }
-        sums.update_means(&mut means);
+        move_means(&mut means, out.pairs);
         if !moved || limits.max_iterations.is_some_and(|m| iterations >= m) {
             let output = KmeansOutput {
                 means,
@@ -170,11 +165,21 @@ pub fn run(
     }
 }
 
+/// Each cluster with points to the truncated mean of its sums (the
+/// original's `normalize`); clusters without points keep their mean.
+fn move_means(means: &mut Points, reduced: Vec<(u32, ClusterSum)>) {
+    let mut sums = ClusterSums::new(means.len(), means.dim());
+    for (cluster, part) in reduced {
+        sums.add_sum(cluster as usize, &part.sum, part.count);
+    }
+    sums.update_means(means);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kmeans::gen::{generate, KmeansParams};
-    use crate::kmeans::{reference, Points};
+    use crate::kmeans::reference;
     use std::sync::Arc;
 
     #[test]

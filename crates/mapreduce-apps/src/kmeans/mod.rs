@@ -20,7 +20,7 @@
 //! bits (the original's defaults: grid 1000) the arithmetic is exact; past
 //! that it wraps exactly as the original's does, so the outputs stay equal.
 //!
-//! The submodules: [`gen`] (inputs), [`reference`] (plain sequential),
+//! The submodules: [`gen`] (inputs), [`reference`](mod@reference) (plain sequential),
 //! [`encoding`] and [`nearest`] (the vectorised assignment kernel),
 //! [`search`] (the two put together for one input), [`sums`] (per-cluster
 //! sums and the new means), [`baseline`] (hand-written threads), and

@@ -13,7 +13,7 @@
 //! (wrapping `int`) sum of all output elements; [`SquareMatrix::total_sum`]
 //! is that figure.
 //!
-//! The submodules: [`gen`] (inputs and files), [`reference`] (plain
+//! The submodules: [`gen`] (inputs and files), [`reference`](mod@reference) (plain
 //! sequential), [`kernel`] (the packed product of a block of rows),
 //! [`baseline`] (hand-written threads), and [`job`] (on numakit's
 //! MapReduce runtime, [`run`]).

@@ -22,7 +22,7 @@
 //! shape works and elements are addressed by `(i, j)`. A single column has
 //! no covariance (the original divides by zero): it is an error.
 //!
-//! The submodules: [`gen`] (inputs and files), [`reference`] (plain
+//! The submodules: [`gen`] (inputs and files), [`reference`](mod@reference) (plain
 //! sequential), [`covariance`] (the packed covariance kernel),
 //! [`baseline`] (hand-written threads), and [`job`] (the two MapReduce
 //! jobs, [`run`]).
