@@ -394,7 +394,7 @@ fn inherited_affinity_is_respected(run: &PathBuf) {
 /// The operators' runs in a guest: every join algorithm and kind, every
 /// aggregation method and the sort, each verified against the sequential
 /// reference inside the guest.
-const OPERATOR_RUNS: [&str; 8] = [
+const OPERATOR_RUNS: [&str; 10] = [
     "join --json --quiet --placement strict --algorithm all --verify --output checksum --left-rows 20000 --right-rows 100000",
     "join --json --quiet --placement strict --algorithm all --verify --output checksum --kind left --left-rows 20000 --right-rows 60000 --right-keys zipf:1.5:40000",
     "join --json --quiet --placement strict --algorithm all --verify --output checksum --kind semi --left-rows 20000 --right-rows 50000 --left-keys uniform:8000 --right-keys uniform:16000",
@@ -403,6 +403,8 @@ const OPERATOR_RUNS: [&str; 8] = [
     "aggregate --json --quiet --placement strict --method all --verify --rows 200000 --keys zipf:1.5:100000",
     "sort --json --quiet --placement strict --verify --rows 200000",
     "sort --json --quiet --placement strict --verify --rows 200000 --keys-only --keys zipf:1.5",
+    "mapreduce word-count --json --quiet --placement strict --verify --size-mib 1",
+    "mapreduce linear-regression --json --quiet --placement strict --verify --size-mib 2",
 ];
 
 fn check_operators(g: &Guest, out: &[String]) {
@@ -425,7 +427,39 @@ fn check_operators(g: &Guest, out: &[String]) {
         if args.starts_with("aggregate") {
             assert!(report["methods"].as_array().map_or(0, Vec::len) >= 4);
         }
+        if args.starts_with("mapreduce") {
+            check_map_locality(g, args, &report);
+        }
     }
+}
+
+/// The input was placed block by block on the nodes with workers, the
+/// kernel located every split there, and every map task ran (local or
+/// stolen).
+fn check_map_locality(g: &Guest, args: &str, report: &Value) {
+    let nodes = report["map_tasks"].as_array().expect("map tasks per node");
+    assert_eq!(
+        nodes.len(),
+        g.nodes.min(g.cpus),
+        "{args}: one entry per node with workers"
+    );
+    let field = |n: &Value, k: &str| n[k].as_u64().unwrap();
+    for n in nodes {
+        assert!(
+            field(n, "homed") > 0,
+            "{args}: splits found on node {}: {report}",
+            n["node"]
+        );
+    }
+    let homed: u64 = nodes.iter().map(|n| field(n, "homed")).sum();
+    let ran: u64 = nodes
+        .iter()
+        .map(|n| field(n, "local") + field(n, "stolen"))
+        .sum();
+    assert_eq!(
+        homed, ran,
+        "{args}: every split located and run once: {report}"
+    );
 }
 
 #[test]
