@@ -8,6 +8,7 @@ pub mod join;
 pub mod mapreduce;
 pub mod opcommon;
 pub mod run;
+pub mod run_mapreduce;
 pub mod run_ops;
 pub mod shuffle;
 pub mod simulate;

@@ -12,6 +12,7 @@ use numakit_topology::{NodeId, Topology};
 use serde::Serialize;
 
 use crate::args::RunArgs;
+use crate::commands::run_mapreduce;
 use crate::commands::run_ops::{self, OperatorSummary};
 use crate::commands::shuffle::{quick_report, ShuffleReport};
 use crate::commands::{doctor, topo};
@@ -28,6 +29,8 @@ struct RunOutput {
     simulated: Simulated,
     operators: Option<OperatorSummary>,
     operators_skipped: Option<String>,
+    mapreduce: Option<run_mapreduce::MapReduceSummary>,
+    mapreduce_skipped: Option<String>,
 }
 
 /// The simulator's view of Li's four-socket machine.
@@ -133,6 +136,11 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
             Ok(summary) => (Some(summary), None),
             Err(e) => (None, Some(format!("{e:#}"))),
         };
+    let (mapreduce, mapreduce_skipped) =
+        match run_mapreduce::mapreduce(&pool, run_mapreduce::input_bytes(args.size_mib)) {
+            Ok(summary) => (Some(summary), None),
+            Err(e) => (None, Some(format!("{e:#}"))),
+        };
     let out = RunOutput {
         topology: topo_summary,
         doctor: doctor_summary,
@@ -142,6 +150,8 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         simulated: simulated()?,
         operators,
         operators_skipped,
+        mapreduce,
+        mapreduce_skipped,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -151,6 +161,9 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
     anyhow::ensure!(out.reduction.verified, "the reduction's result is wrong");
     if let Some(why) = &out.operators_skipped {
         anyhow::bail!("the operators failed: {why}");
+    }
+    if let Some(why) = &out.mapreduce_skipped {
+        anyhow::bail!("the MapReduce applications failed: {why}");
     }
     Ok(())
 }
@@ -267,6 +280,13 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         (Some(o), _) => lines.extend(run_ops::lines(o)),
         (None, why) => lines.push(format!(
             "6. operators failed: {}",
+            why.as_deref().unwrap_or("?")
+        )),
+    }
+    match (&out.mapreduce, &out.mapreduce_skipped) {
+        (Some(m), _) => lines.extend(run_mapreduce::lines(m)),
+        (None, why) => lines.push(format!(
+            "7. MapReduce failed: {}",
             why.as_deref().unwrap_or("?")
         )),
     }
