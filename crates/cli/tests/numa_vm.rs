@@ -230,6 +230,12 @@ fn check_main_job(g: &Guest, run: &Value, morsel_kib: u64) {
         "the main job's operators: {}",
         run["operators_skipped"]
     );
+    assert_eq!(
+        run["mapreduce"]["verified"],
+        Value::Bool(true),
+        "the main job's MapReduce section: {}",
+        run["mapreduce_skipped"]
+    );
     let r = &run["reduction"];
     assert_eq!(r["verified"], Value::Bool(true));
     let parts = r["parts"].as_array().unwrap();
