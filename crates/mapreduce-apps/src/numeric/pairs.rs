@@ -152,6 +152,29 @@ impl PackedPairs {
         PackedPairs { pairs, cols, data }
     }
 
+    /// Packs the `depth × cols` matrix whose column `j` the call
+    /// `column(j, values)` writes into `values` (`depth` long): for `B`s
+    /// whose columns are cheap to produce whole (the rows of a centred
+    /// matrix, for `Cᵀ`).
+    pub fn from_columns(
+        depth: usize,
+        cols: usize,
+        mut column: impl FnMut(usize, &mut [i16]),
+    ) -> Self {
+        let pairs = depth.div_ceil(2);
+        let mut data = vec![0i32; cols.div_ceil(PANEL) * pairs * PANEL];
+        let mut values = vec![0i16; 2 * pairs];
+        for j in 0..cols {
+            column(j, &mut values[..depth]);
+            let (p, jj) = (j / PANEL, j % PANEL);
+            let panel = &mut data[p * pairs * PANEL..(p + 1) * pairs * PANEL];
+            for (q, two) in values.chunks_exact(2).enumerate() {
+                panel[q * PANEL + jj] = pair(two[0], two[1]);
+            }
+        }
+        PackedPairs { pairs, cols, data }
+    }
+
     /// Columns of `B`.
     pub fn cols(&self) -> usize {
         self.cols
@@ -303,6 +326,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn column_packing_equals_element_packing() {
+        let (depth, cols) = (7, 21);
+        let b = values(depth * cols, 4);
+        let by_element = PackedPairs::from_rows(&b, depth, cols, |v| v as i16);
+        let by_column = PackedPairs::from_columns(depth, cols, |j, column| {
+            for (k, slot) in column.iter_mut().enumerate() {
+                *slot = b[k * cols + j] as i16;
+            }
+        });
+        assert_eq!(by_column.data, by_element.data);
     }
 
     #[test]

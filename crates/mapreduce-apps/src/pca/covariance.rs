@@ -61,9 +61,13 @@ impl<'a> CovarianceKernel<'a> {
         let (rows, cols) = (matrix.rows(), matrix.cols());
         let centred = |k: usize, j: usize| i64::from(matrix.row(j)[k]) - means[j];
         let packed = match choose_arithmetic(matrix, means) {
-            Arithmetic::Pairs => Packed::Pairs(PackedPairs::from_fn(cols, rows, |k, j| {
-                centred(k, j) as i16
-            })),
+            Arithmetic::Pairs => {
+                Packed::Pairs(PackedPairs::from_columns(cols, rows, |j, column| {
+                    for (slot, &v) in column.iter_mut().zip(matrix.row(j)) {
+                        *slot = (i64::from(v) - means[j]) as i16;
+                    }
+                }))
+            }
             Arithmetic::Wide => Packed::Wide(PackedColumns::from_fn(cols, rows, centred)),
         };
         CovarianceKernel {
