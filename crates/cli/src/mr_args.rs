@@ -22,8 +22,15 @@ pub enum MapReduceApp {
     WordCount(TextArgs),
     /// Red, green and blue histograms of a 24-bit BMP image.
     Histogram(TextArgs),
+    /// k-means clustering of d-dimensional integer points (one MapReduce
+    /// job per iteration on one reused pool, until no point moves).
+    Kmeans(KmeansArgs),
     /// Least-squares line through (x, y) byte pairs.
     LinearRegression(TextArgs),
+    /// Product of two square integer matrices.
+    MatrixMultiply(MatrixArgs),
+    /// Mean vector and covariance matrix of the rows of an integer matrix.
+    Pca(PcaArgs),
     /// Which keys of a file match a fixed set of encrypted words.
     StringMatch(TextArgs),
 }
@@ -31,8 +38,9 @@ pub enum MapReduceApp {
 /// What every application shares.
 #[derive(Debug, Clone, Args)]
 pub struct MrCommon {
-    /// Read the input from FILE (the Phoenix++ program's format). Without
-    /// it, the input is generated from --seed.
+    /// Read the input from FILE (the Phoenix++ program's format; for
+    /// matrix-multiply a folder with matrix_file_A.txt and
+    /// matrix_file_B.txt). Without it, the input is generated from --seed.
     #[arg(long, value_name = "FILE", conflicts_with = "generate")]
     pub input: Option<PathBuf>,
 
@@ -49,9 +57,11 @@ pub struct MrCommon {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub reps: usize,
 
-    /// Seed of the generated input.
-    #[arg(long, default_value_t = 42, value_name = "N")]
-    pub seed: u64,
+    /// Seed of the generated input (default 42; kmeans, pca and
+    /// matrix-multiply draw from the C library's rand() and default to 1,
+    /// the stream the Phoenix++ programs use, which never seed it).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 
     /// Check the result against a plain sequential implementation.
     #[arg(long)]
@@ -98,4 +108,46 @@ pub struct TextArgs {
     /// Result rows to print (word count: the most frequent words).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct KmeansArgs {
+    #[command(flatten)]
+    pub common: MrCommon,
+
+    /// Points (generated).
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub points: usize,
+
+    /// Dimensions of a point.
+    #[arg(long, default_value_t = 3, value_name = "D")]
+    pub dims: usize,
+
+    /// Clusters (at most 100, as the original).
+    #[arg(long, default_value_t = 100, value_name = "K")]
+    pub clusters: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    #[command(flatten)]
+    pub common: MrCommon,
+
+    /// Rows and columns of each matrix.
+    #[arg(long, default_value_t = 500, value_name = "N")]
+    pub size: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct PcaArgs {
+    #[command(flatten)]
+    pub common: MrCommon,
+
+    /// Rows of the matrix.
+    #[arg(long, default_value_t = 500, value_name = "R")]
+    pub rows: usize,
+
+    /// Columns of the matrix.
+    #[arg(long, default_value_t = 500, value_name = "C")]
+    pub cols: usize,
 }

@@ -115,6 +115,53 @@ fn generated_files_read_back_in_both_modes() {
 }
 
 #[test]
+fn numeric_apps_are_verified_and_read_their_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (app, size) in [
+        ("kmeans", vec!["--points", "3000", "--clusters", "7"]),
+        ("pca", vec!["--rows", "40", "--cols", "30"]),
+        ("matrix-multiply", vec!["--size", "33"]),
+    ] {
+        let mut args = vec!["mapreduce", app, "--verify", "--json", "--quiet"];
+        args.extend(&size);
+        let generated = json(&args);
+        assert_eq!(
+            generated["verified"],
+            Value::Bool(true),
+            "{app}: {generated}"
+        );
+        let path = dir.path().join(app);
+        let p = path.to_str().unwrap();
+        let mut gen = vec!["mapreduce", app, "--generate", p, "--quiet"];
+        gen.extend(&size);
+        let (ok, _, err) = numakit(&gen);
+        assert!(ok, "{app}: {err}");
+        args.extend(["--input", p]);
+        let from_file = json(&args);
+        assert_eq!(
+            from_file["summary"], generated["summary"],
+            "{app}: the file holds the input"
+        );
+    }
+    // Phoenix++'s own data (rand() from seed 1) converges as the original.
+    let k = json(&[
+        "mapreduce",
+        "kmeans",
+        "--points",
+        "20000",
+        "--clusters",
+        "10",
+        "--json",
+        "--quiet",
+    ]);
+    assert_eq!(k["summary"]["converged"], Value::Bool(true));
+    let odd = dir.path().join("odd.bin");
+    std::fs::write(&odd, [1u8, 2, 3, 4, 5]).unwrap();
+    let (ok, _, err) = numakit(&["mapreduce", "kmeans", "--input", odd.to_str().unwrap()]);
+    assert!(!ok && err.lines().count() == 1, "{err}");
+}
+
+#[test]
 fn a_sweep_reports_every_thread_count() {
     let r = json(&[
         "mapreduce",

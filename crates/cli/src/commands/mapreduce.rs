@@ -55,6 +55,9 @@ pub fn run(args: &MapReduceArgs, mode: PlacementMode, json_out: bool, quiet: boo
             text_app("linear-regression", a, mode, json_out, quiet)
         }
         MapReduceApp::StringMatch(a) => text_app("string-match", a, mode, json_out, quiet),
+        MapReduceApp::Kmeans(_) | MapReduceApp::Pca(_) | MapReduceApp::MatrixMultiply(_) => {
+            crate::commands::mapreduce_numeric::run(&args.app, mode, json_out, quiet)
+        }
     }
 }
 
@@ -116,7 +119,7 @@ fn text_app(
     ensure!(c.reps > 0, "--reps must be at least 1");
     let size = usize::try_from(a.size_mib << 20).context("--size-mib is too large")?;
     if let Some(path) = &c.generate {
-        write_whole(path, &generate(app, size, c.seed))?;
+        write_whole(path, &generate(app, size, c.seed.unwrap_or(42)))?;
         if !quiet {
             eprintln!(
                 "wrote {} of {app} input to {}",
@@ -159,7 +162,10 @@ fn load(pool: &Pool, app: &str, c: &MrCommon, size: usize) -> Result<Input> {
             }
             Ok(input)
         }
-        None => Ok(Input::place(pool, &generate(app, size, c.seed))?),
+        None => Ok(Input::place(
+            pool,
+            &generate(app, size, c.seed.unwrap_or(42)),
+        )?),
     }
 }
 
@@ -366,7 +372,11 @@ pub fn print_reports(reports: &[AppReport], json_out: bool, top: usize) -> Resul
             format!("{:.4}", r.phases.map),
             format!("{:.4}", r.phases.reduce),
             format!("{:.4}", r.phases.merge),
-            format!("{local}/{stolen}"),
+            if r.map_tasks.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{local}/{stolen}")
+            },
             r.verified.map_or("-".into(), |v| v.to_string()),
         ]);
     }
@@ -405,7 +415,7 @@ fn summary_line(r: &AppReport, top: usize) -> String {
         _ => {
             let mut s = s.clone();
             if let Some(o) = s.as_object_mut() {
-                for k in ["blue", "green", "red"] {
+                for k in ["blue", "green", "red", "means"] {
                     o.remove(k);
                 }
             }

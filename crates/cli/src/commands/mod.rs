@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod figures;
 pub mod join;
 pub mod mapreduce;
+pub mod mapreduce_numeric;
 pub mod opcommon;
 pub mod run;
 pub mod run_mapreduce;
