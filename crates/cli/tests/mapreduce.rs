@@ -139,9 +139,17 @@ fn numeric_apps_are_verified_and_read_their_files() {
         args.extend(["--input", p]);
         let from_file = json(&args);
         assert_eq!(
-            from_file["summary"], generated["summary"],
-            "{app}: the file holds the input"
+            from_file["verified"],
+            Value::Bool(true),
+            "{app} from a file"
         );
+        if app != "kmeans" {
+            // (k-means draws its initial means afresh for points from a file.)
+            assert_eq!(
+                from_file["summary"], generated["summary"],
+                "{app}: the file holds the input"
+            );
+        }
     }
     // Phoenix++'s own data (rand() from seed 1) converges as the original.
     let k = json(&[
