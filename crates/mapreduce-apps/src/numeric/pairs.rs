@@ -28,9 +28,13 @@ pub const PANEL: usize = 16;
 /// Rows of `A` per register tile.
 const TILE_ROWS: usize = 4;
 
-/// Whether every value fits in `i16`.
-pub fn fits_i16<T: Copy + Into<i64>>(values: &[T]) -> bool {
-    values.iter().all(|&v| i16::try_from(v.into()).is_ok())
+/// Whether every value fits in `i16`: `v + 2^15` is below `2^16` exactly
+/// then, so the high halves of those sums, or-ed together (a loop the
+/// compiler vectorises), are zero.
+pub fn fits_i16(values: &[i32]) -> bool {
+    values.iter().fold(0u32, |high, &v| {
+        high | ((v as u32).wrapping_add(0x8000) >> 16)
+    }) == 0
 }
 
 /// Packs `(lo, hi)` as the 32-bit word `vpmaddwd` reads: `lo` in the low
@@ -343,8 +347,11 @@ mod tests {
 
     #[test]
     fn sixteen_bit_check() {
-        assert!(fits_i16(&[-32_768i32, 32_767, 0]));
-        assert!(!fits_i16(&[32_768i32]));
-        assert!(!fits_i16(&[-32_769i64]));
+        assert!(fits_i16(&[-32_768, 32_767, 0]));
+        assert!(fits_i16(&[]));
+        assert!(!fits_i16(&[32_768]));
+        assert!(!fits_i16(&[0, -32_769]));
+        assert!(!fits_i16(&[i32::MIN, 5]));
+        assert!(!fits_i16(&[i32::MAX]));
     }
 }
