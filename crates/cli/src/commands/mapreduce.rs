@@ -7,14 +7,13 @@
 //! the pool's nodes before the first repetition.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
-use numakit_mapreduce::{Input, InputMode, JobOptions, NodeTasks, PhaseSeconds, Runtime};
+use numakit_mapreduce::{Input, InputMode, JobOptions, JobStats, NodeTasks, PhaseSeconds, Runtime};
 use numakit_mapreduce_apps::{histogram, linear_regression, string_match, word_count};
 use numakit_placement::PlacementMode;
-use numakit_pool::{Pool, PoolBuilder};
+use numakit_pool::Pool;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -62,18 +61,7 @@ pub fn run(args: &MapReduceArgs, mode: PlacementMode, json_out: bool, quiet: boo
 }
 
 pub fn build_pool(threads: Option<usize>, mode: PlacementMode) -> Result<Pool> {
-    let topology = Arc::new(numakit_topology::discover()?);
-    let cpus = topology.allowed.cpus.len();
-    let mut builder = PoolBuilder::new(topology).placement(mode);
-    if let Some(t) = threads {
-        ensure!(t > 0, "--threads must be at least 1");
-        ensure!(
-            t <= cpus,
-            "{t} threads but this process may use only {cpus} CPUs"
-        );
-        builder = builder.threads(t);
-    }
-    Ok(builder.build()?)
+    crate::commands::opcommon::pool_with_threads(threads, mode)
 }
 
 /// Writes `data` to `path` whole or not at all.
@@ -221,6 +209,25 @@ pub fn measure(
     })
 }
 
+/// `f`'s result and its seconds.
+pub fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64)> {
+    let started = Instant::now();
+    let value = f()?;
+    Ok((value, started.elapsed().as_secs_f64()))
+}
+
+impl Outcome {
+    fn of(seconds: f64, stats: JobStats, summary: Value, verified: Option<bool>) -> Self {
+        Self {
+            seconds,
+            phases: stats.seconds,
+            map_tasks: stats.per_node,
+            summary,
+            verified,
+        }
+    }
+}
+
 fn one_run(
     app: &str,
     rt: &Runtime,
@@ -233,99 +240,82 @@ fn one_run(
         ..JobOptions::default()
     };
     match app {
-        "word-count" => {
-            let reference = c.verify.then(|| word_count::reference(input.bytes()));
-            let text = input
-                .bytes_mut()
-                .context("word count needs writable input")?;
-            let wc = JobOptions {
-                chunk_records: opts.chunk_records,
-                ..word_count::default_options()
-            };
-            let started = Instant::now();
-            let got = word_count::run(rt, text, &wc)?;
-            let seconds = started.elapsed().as_secs_f64();
-            let verified = reference.map(|want| {
-                want.len() == got.counts.len()
-                    && want
-                        .iter()
-                        .zip(&got.counts)
-                        .all(|(w, g)| w.0 == g.0 && w.1 == g.1)
-            });
-            let top: Vec<Value> = got
-                .counts
-                .iter()
-                .take(a.top)
-                .map(|(w, n)| json!({"word": String::from_utf8_lossy(w), "count": n}))
-                .collect();
-            let summary =
-                json!({"distinct_words": got.counts.len(), "total_words": got.total(), "top": top});
-            Ok(Outcome {
-                seconds,
-                phases: got.stats.seconds,
-                map_tasks: got.stats.per_node,
-                summary,
-                verified,
-            })
-        }
-        "histogram" => {
-            let started = Instant::now();
-            let got = histogram::run(rt, input.bytes(), &opts)?;
-            let seconds = started.elapsed().as_secs_f64();
-            let verified = c
-                .verify
-                .then(|| histogram::reference(input.bytes()).ok() == Some(got.bins.clone()));
-            let pixels: u64 = got.bins[..256].iter().sum();
-            let summary = json!({"pixels": pixels, "blue": &got.bins[..256], "green": &got.bins[256..512], "red": &got.bins[512..]});
-            Ok(Outcome {
-                seconds,
-                phases: got.stats.seconds,
-                map_tasks: got.stats.per_node,
-                summary,
-                verified,
-            })
-        }
-        "linear-regression" => {
-            let started = Instant::now();
-            let (fit, stats) = linear_regression::run(rt, input.bytes(), &opts)?;
-            let seconds = started.elapsed().as_secs_f64();
-            let verified = c.verify.then(|| {
-                let want = linear_regression::reference(input.bytes());
-                (want.n, want.sums) == (fit.n, fit.sums)
-            });
-            let summary = json!({"points": fit.n, "a": fit.a, "b": fit.b, "xbar": fit.xbar, "ybar": fit.ybar, "r2": fit.r2,
-                "sx": fit.sums[0], "sy": fit.sums[1], "sxx": fit.sums[2], "syy": fit.sums[3], "sxy": fit.sums[4], "ignored_bytes": fit.ignored_bytes});
-            Ok(Outcome {
-                seconds,
-                phases: stats.seconds,
-                map_tasks: stats.per_node,
-                summary,
-                verified,
-            })
-        }
-        "string-match" => {
-            let started = Instant::now();
-            let (counts, stats) = string_match::run(rt, input.bytes(), &opts)?;
-            let seconds = started.elapsed().as_secs_f64();
-            let verified = c
-                .verify
-                .then(|| string_match::reference(input.bytes()) == counts);
-            let words: Vec<Value> = string_match::WORDS
-                .iter()
-                .zip(counts)
-                .map(|(w, n)| json!({"word": String::from_utf8_lossy(w), "matches": n}))
-                .collect();
-            let summary = json!({"matches": counts.iter().sum::<u64>(), "words": words});
-            Ok(Outcome {
-                seconds,
-                phases: stats.seconds,
-                map_tasks: stats.per_node,
-                summary,
-                verified,
-            })
-        }
+        "word-count" => word_count_run(rt, input, &opts, a.top, c.verify),
+        "histogram" => histogram_run(rt, input.bytes(), &opts, c.verify),
+        "linear-regression" => linear_regression_run(rt, input.bytes(), &opts, c.verify),
+        "string-match" => string_match_run(rt, input.bytes(), &opts, c.verify),
         other => bail!("unknown application {other}"),
     }
+}
+
+fn word_count_run(
+    rt: &Runtime,
+    input: &mut Input,
+    opts: &JobOptions,
+    top: usize,
+    verify: bool,
+) -> Result<Outcome> {
+    let reference = verify.then(|| word_count::reference(input.bytes()));
+    let text = input
+        .bytes_mut()
+        .context("word count needs writable input")?;
+    let wc = JobOptions {
+        chunk_records: opts.chunk_records,
+        ..word_count::default_options()
+    };
+    let (got, seconds) = timed(|| Ok(word_count::run(rt, text, &wc)?))?;
+    let verified = reference.map(|want| {
+        want.len() == got.counts.len()
+            && want
+                .iter()
+                .zip(&got.counts)
+                .all(|(w, g)| w.0 == g.0 && w.1 == g.1)
+    });
+    let top: Vec<Value> = got
+        .counts
+        .iter()
+        .take(top)
+        .map(|(w, n)| json!({"word": String::from_utf8_lossy(w), "count": n}))
+        .collect();
+    let summary =
+        json!({"distinct_words": got.counts.len(), "total_words": got.total(), "top": top});
+    Ok(Outcome::of(seconds, got.stats, summary, verified))
+}
+
+fn histogram_run(rt: &Runtime, file: &[u8], opts: &JobOptions, verify: bool) -> Result<Outcome> {
+    let (got, seconds) = timed(|| Ok(histogram::run(rt, file, opts)?))?;
+    let verified = verify.then(|| histogram::reference(file).ok().as_ref() == Some(&got.bins));
+    let pixels: u64 = got.bins[..256].iter().sum();
+    let summary = json!({"pixels": pixels, "blue": &got.bins[..256], "green": &got.bins[256..512], "red": &got.bins[512..]});
+    Ok(Outcome::of(seconds, got.stats, summary, verified))
+}
+
+fn linear_regression_run(
+    rt: &Runtime,
+    bytes: &[u8],
+    opts: &JobOptions,
+    verify: bool,
+) -> Result<Outcome> {
+    let ((fit, stats), seconds) = timed(|| Ok(linear_regression::run(rt, bytes, opts)?))?;
+    let verified = verify.then(|| {
+        let want = linear_regression::reference(bytes);
+        (want.n, want.sums) == (fit.n, fit.sums)
+    });
+    let summary = json!({"points": fit.n, "a": fit.a, "b": fit.b, "xbar": fit.xbar, "ybar": fit.ybar, "r2": fit.r2,
+        "sx": fit.sums[0], "sy": fit.sums[1], "sxx": fit.sums[2], "syy": fit.sums[3], "sxy": fit.sums[4], "ignored_bytes": fit.ignored_bytes});
+    Ok(Outcome::of(seconds, stats, summary, verified))
+}
+
+fn string_match_run(rt: &Runtime, keys: &[u8], opts: &JobOptions, verify: bool) -> Result<Outcome> {
+    let ((counts, stats), seconds) = timed(|| Ok(string_match::run(rt, keys, opts)?))?;
+    let verified = verify.then(|| string_match::reference(keys) == counts);
+    let words: Vec<Value> = string_match::WORDS
+        .iter()
+        .zip(counts)
+        .map(|(w, n)| json!({"word": String::from_utf8_lossy(w), "matches": n}))
+        .collect();
+    let summary = json!({"matches": counts.iter().sum::<u64>(), "words": words});
+    Ok(Outcome::of(seconds, stats, summary, verified))
 }
 
 /// Prints the reports: JSON (one object, or a sweep), or tables.

@@ -5,7 +5,6 @@
 //! 32-bit integer formats.
 
 use std::path::Path;
-use std::time::Instant;
 
 use anyhow::{ensure, Context, Result};
 use numakit_mapreduce::Runtime;
@@ -15,7 +14,9 @@ use numakit_mapreduce_apps::pca::{self, PcaMatrix};
 use numakit_placement::PlacementMode;
 use serde_json::json;
 
-use crate::commands::mapreduce::{build_pool, measure, print_reports, sweep_threads, Outcome};
+use crate::commands::mapreduce::{
+    build_pool, measure, print_reports, sweep_threads, timed, Outcome,
+};
 use crate::mr_args::{KmeansArgs, MapReduceApp, MatrixArgs, MrCommon, PcaArgs};
 
 /// The seed of the numeric apps: the Phoenix++ programs' rand() stream
@@ -123,38 +124,27 @@ fn write(data: &Data, path: &Path) -> Result<()> {
 
 /// One timed run, checked against the reference when asked.
 fn once(rt: &Runtime, data: &Data, verify: bool) -> Result<Outcome> {
-    let started = Instant::now();
-    let mut seconds = 0.0;
-    let mut stop = || seconds = started.elapsed().as_secs_f64();
-    let (phases, summary, verified) = match data {
+    let (phases, seconds, summary, verified) = match data {
         Data::Kmeans(input) => {
-            let (out, phases) = kmeans::run(rt, input, KmeansLimits::default())?;
-            stop();
+            let ((out, phases), seconds) =
+                timed(|| Ok(kmeans::run(rt, input, KmeansLimits::default())?))?;
             let verified =
                 verify.then(|| kmeans::reference::kmeans(input, KmeansLimits::default()) == out);
             let summary = json!({"iterations": out.iterations, "converged": out.converged,
                 "clusters": out.means.len(), "means": out.means.coords()});
-            (phases, summary, verified)
+            (phases, seconds, summary, verified)
         }
         Data::Pca(m) => {
-            let (out, phases) = pca::run(rt, m)?;
-            stop();
+            let ((out, phases), seconds) = timed(|| Ok(pca::run(rt, m)?))?;
             let verified = verify.then(|| pca::reference::pca(m) == out);
-            (
-                phases,
-                json!({"covariance_sum": out.covariance_sum(), "rows": out.rows()}),
-                verified,
-            )
+            let summary = json!({"covariance_sum": out.covariance_sum(), "rows": out.rows()});
+            (phases, seconds, summary, verified)
         }
         Data::Matrices(p) => {
-            let (product, phases) = matrix_multiply::run(rt, p)?;
-            stop();
+            let ((product, phases), seconds) = timed(|| Ok(matrix_multiply::run(rt, p)?))?;
             let verified = verify.then(|| matrix_multiply::reference::multiply(p) == product);
-            (
-                phases,
-                json!({"total_sum": product.total_sum(), "side": product.side()}),
-                verified,
-            )
+            let summary = json!({"total_sum": product.total_sum(), "side": product.side()});
+            (phases, seconds, summary, verified)
         }
     };
     Ok(Outcome {

@@ -32,10 +32,15 @@ pub fn check_verify_size(verify: bool, rows: u64) -> Result<()> {
 /// A pool for an operator command.
 pub fn build_pool(common: &OpCommon, mode: PlacementMode) -> Result<Pool> {
     ensure!(common.reps > 0, "--reps must be at least 1");
+    pool_with_threads(common.threads, mode)
+}
+
+/// A pool of `threads` workers (default: one per allowed CPU).
+pub fn pool_with_threads(threads: Option<usize>, mode: PlacementMode) -> Result<Pool> {
     let topology = Arc::new(numakit_topology::discover()?);
     let cpus = topology.allowed.cpus.len();
     let mut builder = PoolBuilder::new(topology).placement(mode);
-    if let Some(t) = common.threads {
+    if let Some(t) = threads {
         ensure!(t > 0, "--threads must be at least 1");
         ensure!(
             t <= cpus,
