@@ -49,6 +49,12 @@ pub struct MrCommon {
     #[arg(long, value_name = "FILE")]
     pub generate: Option<PathBuf>,
 
+    /// Write the full result to FILE as CSV (every word, bin, mean or
+    /// matrix row), whole or not at all: nothing is written when the run
+    /// fails or --verify finds a difference.
+    #[arg(long, value_name = "FILE", conflicts_with = "generate")]
+    pub output: Option<PathBuf>,
+
     /// Worker threads (default: one per allowed CPU), spread evenly over nodes.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,

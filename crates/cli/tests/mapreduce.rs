@@ -223,3 +223,75 @@ fn bad_input_gets_one_clear_line() {
         );
     }
 }
+
+#[test]
+fn output_holds_the_full_result_and_only_after_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("words.csv");
+    let r = json(&[
+        "mapreduce",
+        "word-count",
+        "--size-mib",
+        "1",
+        "--verify",
+        "--json",
+        "--quiet",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(&out).expect("--output written");
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("word,count"));
+    let rows: Vec<(&str, u64)> = lines
+        .map(|l| {
+            let (w, n) = l.rsplit_once(',').expect("word,count");
+            (w, n.parse().expect("a count"))
+        })
+        .collect();
+    assert_eq!(
+        rows.len() as u64,
+        r["summary"]["distinct_words"].as_u64().unwrap()
+    );
+    let total: u64 = rows.iter().map(|r| r.1).sum();
+    assert_eq!(total, r["summary"]["total_words"].as_u64().unwrap());
+    assert!(
+        rows.windows(2).all(|w| w[0].1 >= w[1].1),
+        "most frequent first"
+    );
+
+    // A run that fails leaves no file behind, and no temporary either.
+    let short = dir.path().join("short.bmp");
+    std::fs::write(&short, b"BM\0\0").unwrap();
+    let bins = dir.path().join("bins.csv");
+    let (ok, _, _) = numakit(&[
+        "mapreduce",
+        "histogram",
+        "--input",
+        short.to_str().unwrap(),
+        "--output",
+        bins.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "only words.csv and short.bmp: {names:?}");
+
+    let means = dir.path().join("means.csv");
+    json(&[
+        "mapreduce",
+        "kmeans",
+        "--points",
+        "500",
+        "--clusters",
+        "3",
+        "--json",
+        "--quiet",
+        "--output",
+        means.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(&means).unwrap();
+    assert_eq!(csv.lines().count(), 4, "a header and three means: {csv}");
+    assert!(csv.starts_with("cluster,d0,d1,d2\n"));
+}

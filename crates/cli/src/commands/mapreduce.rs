@@ -17,6 +17,7 @@ use numakit_pool::Pool;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::commands::mr_output;
 use crate::format::{bytes, median, table, Spread};
 use crate::mr_args::{self, MapReduceApp, MapReduceArgs, MrCommon, TextArgs};
 
@@ -34,6 +35,9 @@ pub struct AppReport {
     pub map_tasks: Vec<NodeTasks>,
     pub verified: Option<bool>,
     pub summary: Value,
+    /// The full result as CSV, kept only for `--output`.
+    #[serde(skip)]
+    pub result: Option<String>,
 }
 
 /// What one run of an application gives back.
@@ -44,6 +48,8 @@ pub struct Outcome {
     pub map_tasks: Vec<NodeTasks>,
     pub summary: Value,
     pub verified: Option<bool>,
+    /// The full result as CSV, made only when `--output` asks for it.
+    pub result: Option<String>,
 }
 
 pub fn run(args: &MapReduceArgs, mode: PlacementMode, json_out: bool, quiet: bool) -> Result<()> {
@@ -127,7 +133,7 @@ fn text_app(
         })?;
         reports.push(report);
     }
-    print_reports(&reports, json_out, a.top)
+    finish(&reports, c, json_out, a.top)
 }
 
 /// The input bytes, read from `--input` or generated, placed on the nodes.
@@ -206,6 +212,7 @@ pub fn measure(
         map_tasks: last.map_tasks,
         verified: last.verified,
         summary: last.summary,
+        result: last.result,
     })
 }
 
@@ -224,7 +231,14 @@ impl Outcome {
             map_tasks: stats.per_node,
             summary,
             verified,
+            result: None,
         }
+    }
+
+    /// Keeps the full result when `keep` (`--output`) asks for it.
+    pub fn keeping(mut self, keep: bool, result: impl FnOnce() -> String) -> Self {
+        self.result = keep.then(result);
+        self
     }
 }
 
@@ -239,13 +253,15 @@ fn one_run(
         chunk_records: c.chunk_kib.map(|k| k << 10),
         ..JobOptions::default()
     };
-    match app {
-        "word-count" => word_count_run(rt, input, &opts, a.top, c.verify),
-        "histogram" => histogram_run(rt, input.bytes(), &opts, c.verify),
-        "linear-regression" => linear_regression_run(rt, input.bytes(), &opts, c.verify),
-        "string-match" => string_match_run(rt, input.bytes(), &opts, c.verify),
+    let keep = c.output.is_some();
+    let outcome = match app {
+        "word-count" => word_count_run(rt, input, &opts, a.top, c.verify, keep)?,
+        "histogram" => histogram_run(rt, input.bytes(), &opts, c.verify, keep)?,
+        "linear-regression" => linear_regression_run(rt, input.bytes(), &opts, c.verify, keep)?,
+        "string-match" => string_match_run(rt, input.bytes(), &opts, c.verify, keep)?,
         other => bail!("unknown application {other}"),
-    }
+    };
+    Ok(outcome)
 }
 
 fn word_count_run(
@@ -254,6 +270,7 @@ fn word_count_run(
     opts: &JobOptions,
     top: usize,
     verify: bool,
+    keep: bool,
 ) -> Result<Outcome> {
     let reference = verify.then(|| word_count::reference(input.bytes()));
     let text = input
@@ -279,15 +296,26 @@ fn word_count_run(
         .collect();
     let summary =
         json!({"distinct_words": got.counts.len(), "total_words": got.total(), "top": top});
-    Ok(Outcome::of(seconds, got.stats, summary, verified))
+    let result = keep.then(|| mr_output::word_counts(&got.counts));
+    Ok(Outcome {
+        result,
+        ..Outcome::of(seconds, got.stats, summary, verified)
+    })
 }
 
-fn histogram_run(rt: &Runtime, file: &[u8], opts: &JobOptions, verify: bool) -> Result<Outcome> {
+fn histogram_run(
+    rt: &Runtime,
+    file: &[u8],
+    opts: &JobOptions,
+    verify: bool,
+    keep: bool,
+) -> Result<Outcome> {
     let (got, seconds) = timed(|| Ok(histogram::run(rt, file, opts)?))?;
     let verified = verify.then(|| histogram::reference(file).ok().as_ref() == Some(&got.bins));
     let pixels: u64 = got.bins[..256].iter().sum();
     let summary = json!({"pixels": pixels, "blue": &got.bins[..256], "green": &got.bins[256..512], "red": &got.bins[512..]});
-    Ok(Outcome::of(seconds, got.stats, summary, verified))
+    Ok(Outcome::of(seconds, got.stats, summary, verified)
+        .keeping(keep, || mr_output::histogram(&got.bins)))
 }
 
 fn linear_regression_run(
@@ -295,6 +323,7 @@ fn linear_regression_run(
     bytes: &[u8],
     opts: &JobOptions,
     verify: bool,
+    keep: bool,
 ) -> Result<Outcome> {
     let ((fit, stats), seconds) = timed(|| Ok(linear_regression::run(rt, bytes, opts)?))?;
     let verified = verify.then(|| {
@@ -303,10 +332,19 @@ fn linear_regression_run(
     });
     let summary = json!({"points": fit.n, "a": fit.a, "b": fit.b, "xbar": fit.xbar, "ybar": fit.ybar, "r2": fit.r2,
         "sx": fit.sums[0], "sy": fit.sums[1], "sxx": fit.sums[2], "syy": fit.sums[3], "sxy": fit.sums[4], "ignored_bytes": fit.ignored_bytes});
-    Ok(Outcome::of(seconds, stats, summary, verified))
+    Ok(
+        Outcome::of(seconds, stats, summary, verified)
+            .keeping(keep, || mr_output::regression(&fit)),
+    )
 }
 
-fn string_match_run(rt: &Runtime, keys: &[u8], opts: &JobOptions, verify: bool) -> Result<Outcome> {
+fn string_match_run(
+    rt: &Runtime,
+    keys: &[u8],
+    opts: &JobOptions,
+    verify: bool,
+    keep: bool,
+) -> Result<Outcome> {
     let ((counts, stats), seconds) = timed(|| Ok(string_match::run(rt, keys, opts)?))?;
     let verified = verify.then(|| string_match::reference(keys) == counts);
     let words: Vec<Value> = string_match::WORDS
@@ -315,18 +353,35 @@ fn string_match_run(rt: &Runtime, keys: &[u8], opts: &JobOptions, verify: bool) 
         .map(|(w, n)| json!({"word": String::from_utf8_lossy(w), "matches": n}))
         .collect();
     let summary = json!({"matches": counts.iter().sum::<u64>(), "words": words});
-    Ok(Outcome::of(seconds, stats, summary, verified))
+    Ok(Outcome::of(seconds, stats, summary, verified)
+        .keeping(keep, || mr_output::string_matches(&counts)))
 }
 
-/// Prints the reports: JSON (one object, or a sweep), or tables.
-pub fn print_reports(reports: &[AppReport], json_out: bool, top: usize) -> Result<()> {
-    if let Some(bad) = reports.iter().find(|r| r.verified == Some(false)) {
-        bail!(
+/// Checks the verification, writes `--output` (the last run's full
+/// result), then prints the reports.
+pub fn finish(reports: &[AppReport], c: &MrCommon, json_out: bool, top: usize) -> Result<()> {
+    check_verified(reports)?;
+    if let Some(path) = &c.output {
+        let result = reports.last().and_then(|r| r.result.as_deref());
+        let result = result.context("the run kept no result to write")?;
+        write_whole(path, result.as_bytes())?;
+    }
+    print_reports(reports, json_out, top)
+}
+
+fn check_verified(reports: &[AppReport]) -> Result<()> {
+    match reports.iter().find(|r| r.verified == Some(false)) {
+        Some(bad) => bail!(
             "{} with {} threads disagrees with the sequential reference",
             bad.app,
             bad.threads
-        );
+        ),
+        None => Ok(()),
     }
+}
+
+/// Prints the reports: JSON (one object, or a sweep), or tables.
+fn print_reports(reports: &[AppReport], json_out: bool, top: usize) -> Result<()> {
     if json_out {
         let value = match reports {
             [one] => serde_json::to_value(one)?,

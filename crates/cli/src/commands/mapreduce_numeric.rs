@@ -14,9 +14,8 @@ use numakit_mapreduce_apps::pca::{self, PcaMatrix};
 use numakit_placement::PlacementMode;
 use serde_json::json;
 
-use crate::commands::mapreduce::{
-    build_pool, measure, print_reports, sweep_threads, timed, Outcome,
-};
+use crate::commands::mapreduce::{build_pool, finish, measure, sweep_threads, timed, Outcome};
+use crate::commands::mr_output;
 use crate::mr_args::{KmeansArgs, MapReduceApp, MatrixArgs, MrCommon, PcaArgs};
 
 /// The seed of the numeric apps: the Phoenix++ programs' rand() stream
@@ -45,10 +44,10 @@ pub fn run(app: &MapReduceApp, mode: PlacementMode, json_out: bool, quiet: bool)
     for t in sweep_threads(c)? {
         let pool = build_pool(t.or(c.threads), mode)?;
         reports.push(measure(name, &pool, c, data.bytes(), |rt| {
-            once(rt, &data, c.verify)
+            once(rt, &data, c.verify, c.output.is_some())
         })?);
     }
-    print_reports(&reports, json_out, 10)
+    finish(&reports, c, json_out, 10)
 }
 
 /// An application's input.
@@ -123,8 +122,8 @@ fn write(data: &Data, path: &Path) -> Result<()> {
 }
 
 /// One timed run, checked against the reference when asked.
-fn once(rt: &Runtime, data: &Data, verify: bool) -> Result<Outcome> {
-    let (phases, seconds, summary, verified) = match data {
+fn once(rt: &Runtime, data: &Data, verify: bool, keep: bool) -> Result<Outcome> {
+    let (phases, seconds, summary, verified, result) = match data {
         Data::Kmeans(input) => {
             let ((out, phases), seconds) =
                 timed(|| Ok(kmeans::run(rt, input, KmeansLimits::default())?))?;
@@ -132,19 +131,22 @@ fn once(rt: &Runtime, data: &Data, verify: bool) -> Result<Outcome> {
                 verify.then(|| kmeans::reference::kmeans(input, KmeansLimits::default()) == out);
             let summary = json!({"iterations": out.iterations, "converged": out.converged,
                 "clusters": out.means.len(), "means": out.means.coords()});
-            (phases, seconds, summary, verified)
+            let result = keep.then(|| mr_output::means(&out.means));
+            (phases, seconds, summary, verified, result)
         }
         Data::Pca(m) => {
             let ((out, phases), seconds) = timed(|| Ok(pca::run(rt, m)?))?;
             let verified = verify.then(|| pca::reference::pca(m) == out);
             let summary = json!({"covariance_sum": out.covariance_sum(), "rows": out.rows()});
-            (phases, seconds, summary, verified)
+            let result = keep.then(|| mr_output::pca(&out));
+            (phases, seconds, summary, verified, result)
         }
         Data::Matrices(p) => {
             let ((product, phases), seconds) = timed(|| Ok(matrix_multiply::run(rt, p)?))?;
             let verified = verify.then(|| matrix_multiply::reference::multiply(p) == product);
             let summary = json!({"total_sum": product.total_sum(), "side": product.side()});
-            (phases, seconds, summary, verified)
+            let result = keep.then(|| mr_output::matrix(&product));
+            (phases, seconds, summary, verified, result)
         }
     };
     Ok(Outcome {
@@ -153,5 +155,6 @@ fn once(rt: &Runtime, data: &Data, verify: bool) -> Result<Outcome> {
         map_tasks: Vec::new(),
         summary,
         verified,
+        result,
     })
 }

@@ -7,6 +7,7 @@ pub mod figures;
 pub mod join;
 pub mod mapreduce;
 pub mod mapreduce_numeric;
+pub mod mr_output;
 pub mod opcommon;
 pub mod run;
 pub mod run_mapreduce;
