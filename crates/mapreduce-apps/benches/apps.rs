@@ -55,9 +55,14 @@ fn config() -> Config {
         threads: 2,
         mib: env_number("MR_BENCH_MIB"),
         seed: 42,
-        apps: ["word-count", "histogram", "linear-regression", "string-match"]
-            .map(String::from)
-            .to_vec(),
+        apps: [
+            "word-count",
+            "histogram",
+            "linear-regression",
+            "string-match",
+        ]
+        .map(String::from)
+        .to_vec(),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -321,7 +326,10 @@ impl Hasher for WordHasher {
         } else if n >= 4 {
             h = fold(h, (load4(b, 0) << 32) | load4(b, n - 4));
         } else if n > 0 {
-            h = fold(h, ((b[0] as u64) << 16) | ((b[n / 2] as u64) << 8) | b[n - 1] as u64);
+            h = fold(
+                h,
+                ((b[0] as u64) << 16) | ((b[n / 2] as u64) << 8) | b[n - 1] as u64,
+            );
         }
         self.0 = h;
     }
@@ -523,7 +531,9 @@ fn piece_sums_portable(piece: &[u8]) -> [i64; 5] {
     let mut sums = [0i64; 5];
     for block in piece.chunks(2 * POINTS_PER_BLOCK) {
         let b = block_sums(block);
-        sums.iter_mut().zip(b).for_each(|(s, v)| *s = s.wrapping_add(v));
+        sums.iter_mut()
+            .zip(b)
+            .for_each(|(s, v)| *s = s.wrapping_add(v));
     }
     sums
 }
@@ -559,19 +569,22 @@ fn linear_regression_baseline(bytes: &[u8], threads: usize) -> (u64, [i64; 5]) {
         || [0i64; 5],
         |sums, piece| {
             let p = piece_sums(piece);
-            sums.iter_mut().zip(p).for_each(|(s, v)| *s = s.wrapping_add(v));
+            sums.iter_mut()
+                .zip(p)
+                .for_each(|(s, v)| *s = s.wrapping_add(v));
         },
     );
     let mut sums = [0i64; 5];
     for p in per_thread {
-        sums.iter_mut().zip(p).for_each(|(s, v)| *s = s.wrapping_add(v));
+        sums.iter_mut()
+            .zip(p)
+            .for_each(|(s, v)| *s = s.wrapping_add(v));
     }
     ((points.len() / 2) as u64, sums)
 }
 
 fn bench_linear_regression(pool: &Pool, rt: &Runtime, c: &Config, mib: usize) -> Row {
-    let input =
-        Input::place(pool, &linear_regression::generate(mib * MIB, c.seed)).expect("place");
+    let input = Input::place(pool, &linear_regression::generate(mib * MIB, c.seed)).expect("place");
     let bytes = input.bytes();
     let opts = JobOptions::default();
     measure("linear-regression", mib, c.reps, |side| {
