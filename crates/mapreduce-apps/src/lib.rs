@@ -11,5 +11,7 @@ pub mod matrix_multiply;
 pub mod numeric;
 pub mod pca;
 pub mod string_match;
+#[cfg(test)]
+mod test_pool;
 mod text;
 pub mod word_count;

@@ -180,16 +180,10 @@ mod tests {
     use super::*;
     use crate::kmeans::gen::{generate, KmeansParams};
     use crate::kmeans::reference;
-    use std::sync::Arc;
 
     #[test]
     fn equals_the_reference_and_reuses_the_runtime() {
-        let topology = Arc::new(numakit_topology::discover().unwrap());
-        let pool = numakit_pool::PoolBuilder::new(topology)
-            .placement(numakit_placement::PlacementMode::BestEffort)
-            .threads(3)
-            .build()
-            .unwrap();
+        let pool = crate::test_pool::pool(3);
         let rt = Runtime::new(&pool);
         for (points, dim, clusters) in [
             (5000, 3, 10),

@@ -91,16 +91,7 @@ pub fn run(rt: &Runtime, pair: &MatrixPair) -> Result<(SquareMatrix, PhaseSecond
 mod tests {
     use super::*;
     use crate::matrix_multiply::{gen, reference};
-    use std::sync::Arc;
-
-    fn pool(threads: usize) -> numakit_pool::Pool {
-        let topology = Arc::new(numakit_topology::discover().unwrap());
-        numakit_pool::PoolBuilder::new(topology)
-            .placement(numakit_placement::PlacementMode::BestEffort)
-            .threads(threads)
-            .build()
-            .unwrap()
-    }
+    use crate::test_pool::pool;
 
     #[test]
     fn equals_the_reference_and_reuses_the_runtime() {

@@ -171,16 +171,10 @@ fn covariance(
 mod tests {
     use super::*;
     use crate::pca::{gen, reference};
-    use std::sync::Arc;
 
     #[test]
     fn equals_the_reference_and_reuses_the_runtime() {
-        let topology = Arc::new(numakit_topology::discover().unwrap());
-        let pool = numakit_pool::PoolBuilder::new(topology)
-            .placement(numakit_placement::PlacementMode::BestEffort)
-            .threads(3)
-            .build()
-            .unwrap();
+        let pool = crate::test_pool::pool(3);
         let rt = Runtime::new(&pool);
         for (rows, cols, grid) in [
             (0, 2, 10),
