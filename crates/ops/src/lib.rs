@@ -23,6 +23,7 @@ pub mod hash;
 pub mod join;
 pub mod par;
 pub mod partition;
+mod prefetch;
 pub mod recycle;
 pub mod reference;
 pub mod relation;

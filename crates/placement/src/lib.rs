@@ -6,8 +6,9 @@
 //! against the [`numakit_topology::Topology`]. [`NodeBuffer`] is memory
 //! placed on chosen nodes; [`pages`] asks the kernel where pages really are
 //! and migrates them; [`doctor`] checks what this machine or container lets
-//! us control. All system calls live in [`sys`], the crate's only unsafe
-//! module besides the raw buffer. No threads are pooled here: that is the
+//! us control; [`AtomicWords`] is placed memory that threads share. All
+//! system calls live in [`sys`], the crate's only unsafe module besides the
+//! raw buffer and the shared words. No threads are pooled here: that is the
 //! pool's layer.
 
 pub mod buffer;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod pages;
 pub mod placer;
 pub mod policy;
+pub mod shared_words;
 pub mod sys;
 
 pub use buffer::{BufferOptions, HugePages, NodeBuffer};
@@ -23,3 +25,4 @@ pub use error::{PlacementError, Result};
 pub use pages::PageLocation;
 pub use placer::{current_affinity, current_cpu, Outcome, PlacementMode, Placer};
 pub use policy::{MemPolicy, Placement};
+pub use shared_words::AtomicWords;

@@ -24,7 +24,6 @@ pub mod hll;
 pub mod local;
 pub mod migration;
 pub mod partitioned;
-mod prefetch;
 pub mod shuffle;
 pub mod split;
 pub mod storage;

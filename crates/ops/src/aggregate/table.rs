@@ -24,7 +24,7 @@ use bytemuck::{Pod, Zeroable};
 use numakit_pool::Pool;
 use numakit_topology::NodeId;
 
-use crate::aggregate::prefetch::prefetch;
+use crate::prefetch::prefetch;
 use crate::aggregate::storage::NodeArray;
 use crate::aggregate::Group;
 use crate::error::Result;

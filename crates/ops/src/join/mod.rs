@@ -10,7 +10,6 @@
 //! This module defines the join's vocabulary and dispatches; each
 //! algorithm lives in its own submodule.
 
-mod atomic_words;
 pub mod choose;
 mod merge;
 pub mod mpsm;

@@ -32,13 +32,13 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use numakit_placement::{HugePages, Placement};
+use numakit_placement::{AtomicWords, HugePages, Placement};
 use numakit_pool::Pool;
 use numakit_topology::NodeSet;
 
 use crate::error::{OpsError, Result};
 use crate::hash::hash64;
-use crate::join::atomic_words::{prefetch, AtomicWords};
+use crate::prefetch::prefetch;
 use crate::tuple::Tuple;
 
 /// Tuples stored in the bucket itself.
