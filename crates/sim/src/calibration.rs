@@ -72,6 +72,28 @@ impl Calibration {
         }
     }
 
+    /// The constants for `topology`: Li's, except that a machine whose
+    /// compute nodes all carry a measured per-thread bandwidth (a machine
+    /// `numakit probe --save` wrote) caps each thread at the median of
+    /// those instead of Nehalem-EX's 2.06 GB/s. The coherence coefficients
+    /// stay Li's: the probe does not measure snoop traffic.
+    pub fn for_machine(topology: &numakit_topology::Topology) -> Self {
+        let compute = topology.compute_nodes();
+        let mut measured: Vec<f64> = topology
+            .nodes
+            .iter()
+            .filter(|n| compute.contains(&n.id))
+            .filter_map(|n| n.thread_bandwidth_gbs)
+            .filter(|g| g.is_finite() && *g > 0.0)
+            .collect();
+        let mut cal = Self::li_nehalem();
+        if !measured.is_empty() && measured.len() == compute.len() {
+            measured.sort_by(f64::total_cmp);
+            cal.per_thread_gbs = measured[measured.len() / 2];
+        }
+        cal
+    }
+
     /// Refuses negative or non-finite constants.
     pub fn validate(&self) -> Result<(), SimError> {
         let ok = |x: f64| x.is_finite() && x >= 0.0;
@@ -101,6 +123,22 @@ impl Default for Calibration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_measured_machine_caps_threads_at_its_own_rate() {
+        let mut topo = numakit_topology::load("opteron-istanbul-2s").unwrap();
+        assert_eq!(Calibration::for_machine(&topo), Calibration::li_nehalem());
+        topo.nodes[0].thread_bandwidth_gbs = Some(9.0);
+        // Only one node measured: not the whole machine, keep Li's.
+        assert_eq!(Calibration::for_machine(&topo), Calibration::li_nehalem());
+        topo.nodes[1].thread_bandwidth_gbs = Some(11.0);
+        let cal = Calibration::for_machine(&topo);
+        assert_eq!(cal.per_thread_gbs, 11.0);
+        assert_eq!(
+            cal.coherence_request,
+            Calibration::li_nehalem().coherence_request
+        );
+    }
 
     #[test]
     fn bad_constants_are_refused() {

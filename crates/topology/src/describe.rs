@@ -52,6 +52,10 @@ pub struct NodeDescription {
     pub memory_bandwidth_gbs: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_latency_ns: Option<f64>,
+    /// What one thread reads of local memory, sequentially (the probe
+    /// measures it; the simulator caps each thread at it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_bandwidth_gbs: Option<f64>,
 }
 
 /// Which CPUs share one instance of a described cache.
@@ -173,6 +177,7 @@ impl MachineDescription {
                 socket: Some(n.socket),
                 memory_bandwidth_gbs: n.memory_bandwidth_gbs,
                 memory_latency_ns: n.memory_latency_ns,
+                thread_bandwidth_gbs: n.thread_bandwidth_gbs,
             })
             .collect();
         let mem_total_bytes = topo_nodes.iter().map(|n| n.memory_bytes).sum();

@@ -14,6 +14,7 @@ pub mod idset;
 pub mod model;
 pub mod presets;
 pub mod sysfs;
+pub mod units;
 
 use std::path::Path;
 

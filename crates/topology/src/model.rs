@@ -49,6 +49,10 @@ pub struct Node {
     pub memory_bandwidth_gbs: Option<f64>,
     /// Local dependent-load latency in ns (described machines, probe).
     pub memory_latency_ns: Option<f64>,
+    /// What one thread reads of local memory, sequentially, in GB/s
+    /// (machines the probe measured).
+    #[serde(default)]
+    pub thread_bandwidth_gbs: Option<f64>,
 }
 
 /// One logical CPU (a hardware thread).

@@ -99,6 +99,7 @@ impl Tree<'_> {
                 socket: None,
                 memory_bandwidth_gbs: None,
                 memory_latency_ns: None,
+                thread_bandwidth_gbs: None,
             }]);
         }
         ids.iter()
@@ -121,6 +122,7 @@ impl Tree<'_> {
             socket: None,
             memory_bandwidth_gbs: None,
             memory_latency_ns: None,
+            thread_bandwidth_gbs: None,
         })
     }
 

@@ -36,7 +36,7 @@ fn report_for(topo: &Topology, threads: Option<usize>) -> Result<MachineReport> 
     Ok(predict_machine(
         topo,
         per_socket(topo, threads)?,
-        &Calibration::li_nehalem(),
+        &Calibration::for_machine(topo),
     )?)
 }
 
@@ -121,7 +121,7 @@ pub fn plan(spec: Option<&str>, threads: Option<usize>, json: bool) -> Result<()
     let plan = sim_plan(
         &topo,
         per_socket(&topo, threads)?,
-        &Calibration::li_nehalem(),
+        &Calibration::for_machine(&topo),
     )?;
     if json {
         println!("{}", serde_json::to_string_pretty(&plan)?);
