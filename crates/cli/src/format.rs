@@ -22,20 +22,7 @@ impl Spread {
 }
 
 /// Bytes as a human size: `512 B`, `48 KiB`, `23.4 GiB`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 || value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
+pub use numakit_topology::units::human_bytes as bytes;
 
 /// An optional value, or `-`.
 pub fn opt<T: std::fmt::Display>(value: Option<T>) -> String {
