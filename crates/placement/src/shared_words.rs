@@ -124,9 +124,12 @@ mod tests {
         let topo = Arc::new(numakit_topology::discover().unwrap());
         let placer = Placer::new(topo.clone(), PlacementMode::BestEffort);
         let node = topo.compute_nodes()[0];
-        let words =
-            AtomicWords::with_options(&placer, 1 << 16, BufferOptions::new(Placement::OnNode(node)))
-                .unwrap();
+        let words = AtomicWords::with_options(
+            &placer,
+            1 << 16,
+            BufferOptions::new(Placement::OnNode(node)),
+        )
+        .unwrap();
         let pages: usize = words.pages_per_node().unwrap().values().sum();
         assert_eq!(pages * crate::sys::page_size(), words.byte_len());
     }

@@ -24,11 +24,11 @@ use bytemuck::{Pod, Zeroable};
 use numakit_pool::Pool;
 use numakit_topology::NodeId;
 
-use crate::prefetch::prefetch;
 use crate::aggregate::storage::NodeArray;
 use crate::aggregate::Group;
 use crate::error::Result;
 use crate::hash::hash64;
+use crate::prefetch::prefetch;
 use crate::tuple::Tuple;
 
 /// Smallest capacity a table is made with.
