@@ -1,0 +1,209 @@
+//! Dependent loads: a pointer chase through every cache line of a placed
+//! buffer in a random order, the measure of memory latency.
+//!
+//! Each line's first word holds the index of the next line to visit, so
+//! every load waits for the one before it and nothing overlaps: the time
+//! per load is the latency. The order is a random cycle (a keyed
+//! permutation of the line numbers, evaluated pointwise, so that building
+//! it needs no shuffle and only one random write per line), which defeats
+//! the prefetchers and, with base pages, costs a TLB miss on almost every
+//! load, as a database's random accesses do; with huge pages the TLB
+//! misses mostly go away.
+//! This module builds and walks the chase; which thread walks it, and on
+//! which node the buffer lies, is the caller's choice.
+
+use std::time::{Duration, Instant};
+
+use numakit_ops::datagen::Permutation;
+use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement, Placer};
+use numakit_topology::NodeId;
+
+use crate::error::{ProbeError, Result};
+
+/// Bytes of a cache line: the chase touches one word per line.
+pub const LINE_BYTES: usize = 64;
+const LINE_WORDS: usize = LINE_BYTES / 8;
+
+/// A placed buffer whose cache lines form one random cycle.
+pub struct ChaseBuffer {
+    words: NodeBuffer<u64>,
+    lines: usize,
+    /// Word index of the first line of the cycle.
+    start: usize,
+}
+
+impl ChaseBuffer {
+    /// `bytes` of memory placed as `placement` (pages touched by the
+    /// target node's threads), its lines linked into a cycle keyed by `seed`.
+    pub fn new(
+        placer: &Placer,
+        bytes: u64,
+        placement: Placement,
+        huge_pages: HugePages,
+        seed: u64,
+    ) -> Result<Self> {
+        let lines = usize::try_from(bytes / LINE_BYTES as u64)
+            .map_err(|_| ProbeError::BadSize(format!("{bytes} bytes do not fit in memory")))?;
+        if lines < 2 {
+            return Err(ProbeError::BadSize(format!(
+                "a pointer chase needs at least two cache lines, got {bytes} bytes"
+            )));
+        }
+        let mut options = BufferOptions::new(placement);
+        options.huge_pages = huge_pages;
+        let mut words = NodeBuffer::<u64>::with_options(placer, lines * LINE_WORDS, options)?;
+        let start = link_cycle(&mut words, lines, seed);
+        Ok(Self {
+            words,
+            lines,
+            start,
+        })
+    }
+
+    /// Cache lines in the cycle.
+    pub fn lines(&self) -> usize {
+        self.lines
+    }
+
+    /// Size of the buffer in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.words.byte_len() as u64
+    }
+
+    /// Where the buffer's pages are.
+    pub fn pages_per_node(&self) -> Result<std::collections::BTreeMap<NodeId, usize>> {
+        Ok(self.words.pages_per_node()?)
+    }
+
+    /// Follows the cycle for `loads` dependent loads from word `from` (a
+    /// line's first word, as [`ChaseBuffer::start`] and this function
+    /// return); returns the time taken and where the chase stopped.
+    pub fn chase(&self, from: usize, loads: u64) -> (Duration, usize) {
+        let words: &[u64] = &self.words;
+        let mut at = from;
+        let started = Instant::now();
+        for _ in 0..loads {
+            at = words[at] as usize;
+        }
+        let taken = started.elapsed();
+        (taken, std::hint::black_box(at))
+    }
+
+    /// Where the cycle starts.
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
+    /// Nanoseconds per load over `loads` loads, after `warm` untimed ones
+    /// that bring the page-walk caches into their steady state; the timed
+    /// loads go on from where the warm ones stopped, onto lines not yet
+    /// visited (unless the cycle is shorter than both together).
+    pub fn ns_per_load(&self, warm: u64, loads: u64) -> f64 {
+        let (_, at) = self.chase(self.start, warm);
+        let loads = loads.max(1);
+        let (taken, _) = self.chase(at, loads);
+        taken.as_nanos() as f64 / loads as f64
+    }
+}
+
+/// Writes the cycle: the line visited k-th holds the word index of the
+/// line visited (k+1)-th, and the last one the first's. Returns the word
+/// index of the first line. The writes are independent, so the CPU
+/// overlaps their cache misses.
+fn link_cycle(words: &mut [u64], lines: usize, seed: u64) -> usize {
+    let order = Permutation::new(lines as u64, seed);
+    let line = |k: usize| order.at(k as u64) as usize;
+    let first = line(0) * LINE_WORDS;
+    let mut at = first;
+    for k in 1..lines {
+        let next = line(k) * LINE_WORDS;
+        words[at] = next as u64;
+        at = next;
+    }
+    words[at] = first as u64;
+    first
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use numakit_placement::PlacementMode;
+
+    use super::*;
+
+    fn placer() -> Placer {
+        let topo = Arc::new(numakit_topology::discover().unwrap());
+        Placer::new(topo, PlacementMode::BestEffort)
+    }
+
+    /// Walks the cycle from the chase's start and checks it visits every
+    /// line once before coming back.
+    fn visits_every_line_once(buffer: &ChaseBuffer) {
+        let words: &[u64] = &buffer.words;
+        let lines = buffer.lines();
+        let start = buffer.start;
+        let mut seen = vec![false; lines];
+        let mut at = start;
+        for step in 0..lines {
+            assert_eq!(at % LINE_WORDS, 0, "a line's first word");
+            let line = at / LINE_WORDS;
+            assert!(!seen[line], "line {line} visited twice (step {step})");
+            seen[line] = true;
+            at = words[at] as usize;
+        }
+        assert_eq!(at, start, "the cycle closes after every line");
+    }
+
+    #[test]
+    fn the_chase_is_one_cycle_through_every_line() {
+        let placer = placer();
+        let node = placer.topology().compute_nodes()[0];
+        for bytes in [128, 64 * 3, 64 * 1000, 64 * 1024, 1 << 20] {
+            let b = ChaseBuffer::new(&placer, bytes, Placement::OnNode(node), HugePages::Never, 7)
+                .unwrap();
+            assert_eq!(b.lines() as u64, bytes / 64);
+            visits_every_line_once(&b);
+        }
+    }
+
+    #[test]
+    fn a_chase_takes_time_and_too_small_buffers_are_refused() {
+        let placer = placer();
+        let node = placer.topology().compute_nodes()[0];
+        let b = ChaseBuffer::new(
+            &placer,
+            1 << 20,
+            Placement::OnNode(node),
+            HugePages::Never,
+            1,
+        )
+        .unwrap();
+        assert!(b.ns_per_load(1000, 10_000) > 0.0);
+        let small = ChaseBuffer::new(&placer, 64, Placement::OnNode(node), HugePages::Never, 1);
+        assert!(matches!(small, Err(ProbeError::BadSize(_))));
+    }
+
+    #[test]
+    fn the_order_is_not_sequential() {
+        let placer = placer();
+        let node = placer.topology().compute_nodes()[0];
+        let b = ChaseBuffer::new(
+            &placer,
+            64 << 10,
+            Placement::OnNode(node),
+            HugePages::Never,
+            3,
+        )
+        .unwrap();
+        let words: &[u64] = &b.words;
+        let mut at = b.start();
+        let mut neighbours = 0;
+        for _ in 0..b.lines() {
+            let next = words[at] as usize;
+            neighbours += usize::from(next.abs_diff(at) == LINE_WORDS);
+            at = next;
+        }
+        assert!(neighbours < 10, "{neighbours} steps to the next line");
+    }
+}

@@ -1,0 +1,136 @@
+//! The latency of one (CPU node, memory node) pair: one thread on the
+//! CPU node chases a random cycle through a buffer on the memory node.
+//!
+//! The buffer is built once per memory node and chased from every CPU
+//! node in turn; each measurement is the median of a few repetitions.
+//! This module measures pairs; choosing them and assembling the matrix is
+//! [`crate::matrix`]'s.
+
+use numakit_placement::Placer;
+use numakit_topology::NodeId;
+use serde::Serialize;
+
+use crate::chase::ChaseBuffer;
+use crate::clock::Clock;
+use crate::error::Result;
+use crate::team::{self, ThreadCheck};
+
+/// How much of a buffer lies on the node it was put on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PageCheck {
+    pub pages: usize,
+    pub on_node: usize,
+}
+
+impl PageCheck {
+    /// How many of the pages of `per_node` are on `node`.
+    pub fn of(per_node: &std::collections::BTreeMap<NodeId, usize>, node: NodeId) -> Self {
+        Self {
+            pages: per_node.values().sum(),
+            on_node: per_node.get(&node).copied().unwrap_or(0),
+        }
+    }
+
+    /// Every page is on its node (and there are pages).
+    pub fn all_placed(&self) -> bool {
+        self.pages > 0 && self.pages == self.on_node
+    }
+}
+
+/// Dependent loads per measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ChaseLength {
+    /// Untimed loads first.
+    pub warm: u64,
+    /// Timed loads.
+    pub loads: u64,
+    /// Repetitions (the median is reported).
+    pub reps: usize,
+}
+
+/// One pair's latency.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Latency {
+    pub cpu_node: NodeId,
+    pub memory_node: NodeId,
+    /// Median nanoseconds per dependent load.
+    pub ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    /// `ns` in cycles of the reported clock, when there is one.
+    pub cycles: Option<f64>,
+    pub buffer: PageCheck,
+    pub threads: ThreadCheck,
+}
+
+/// The latency from `cpu_node` to `buffer` (which lies on `memory_node`).
+pub fn measure(
+    placer: &Placer,
+    cpu_node: NodeId,
+    memory_node: NodeId,
+    buffer: &ChaseBuffer,
+    length: ChaseLength,
+    clock: Option<Clock>,
+) -> Result<Latency> {
+    let seats = team::seats_on_node(placer, cpu_node, 1)?;
+    let reps = length.reps.max(1);
+    let run = team::run(placer, &seats, |_| {
+        (0..reps)
+            .map(|_| buffer.ns_per_load(length.warm, length.loads))
+            .collect::<Vec<f64>>()
+    })?;
+    let mut samples = run.results.into_iter().next().unwrap_or_default();
+    samples.sort_by(f64::total_cmp);
+    let ns = samples.get(samples.len() / 2).copied().unwrap_or(0.0);
+    Ok(Latency {
+        cpu_node,
+        memory_node,
+        ns,
+        min_ns: samples.first().copied().unwrap_or(0.0),
+        max_ns: samples.last().copied().unwrap_or(0.0),
+        cycles: clock.map(|c| c.cycles(ns)),
+        buffer: PageCheck::of(&buffer.pages_per_node()?, memory_node),
+        threads: run.check,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use numakit_placement::{HugePages, Placement, PlacementMode};
+
+    use super::*;
+
+    #[test]
+    fn a_local_pair_is_measured_and_checked() {
+        let topo = Arc::new(numakit_topology::discover().unwrap());
+        let placer = Placer::new(topo.clone(), PlacementMode::BestEffort);
+        let node = topo.compute_nodes()[0];
+        let buffer = ChaseBuffer::new(
+            &placer,
+            4 << 20,
+            Placement::OnNode(node),
+            HugePages::Never,
+            9,
+        )
+        .unwrap();
+        let length = ChaseLength {
+            warm: 1000,
+            loads: 20_000,
+            reps: 3,
+        };
+        let clock = Some(Clock {
+            ghz: 2.0,
+            source: "test",
+        });
+        let l = measure(&placer, node, node, &buffer, length, clock).unwrap();
+        assert!(l.min_ns <= l.ns && l.ns <= l.max_ns && l.ns > 0.0);
+        assert_eq!(l.cycles, Some(l.ns * 2.0));
+        assert_eq!(
+            l.buffer.pages,
+            (4 << 20) / numakit_placement::sys::page_size()
+        );
+        assert_eq!(l.threads.threads, 2);
+    }
+}

@@ -1,0 +1,519 @@
+//! The probe's matrices: for every pair (CPU node, memory node) of the
+//! allowed topology, the dependent-load latency (with base pages and with
+//! transparent huge pages), the read, write and copy bandwidth at the
+//! thread count where reading saturates, the thread sweeps that found it,
+//! and read bandwidth beside cross traffic.
+//!
+//! Quick and full differ in sizes, repetitions and sweeps: quick sweeps
+//! each CPU node's reads of its own memory once and uses that thread count
+//! for every pair of the row; full sweeps every pair and kernel. Every
+//! buffer's pages and every thread's CPU are checked as they are used, and
+//! the report says how many were where they were meant to be. Memory is
+//! checked before anything is allocated. This module assembles; the
+//! measurements are [`crate::latency`]'s and [`crate::bandwidth`]'s.
+
+use numakit_ops::Progress;
+use numakit_placement::{HugePages, Placement, Placer};
+use numakit_topology::units::human_bytes;
+use numakit_topology::{NodeId, Topology};
+use serde::Serialize;
+
+use crate::bandwidth::{self, Bandwidth, CrossFlow, CrossTraffic, Effort, Sweep};
+use crate::budget;
+use crate::chase::{ChaseBuffer, LINE_BYTES};
+use crate::clock::{self, Clock};
+use crate::error::{ProbeError, Result};
+use crate::latency::{self, ChaseLength, Latency, PageCheck};
+use crate::stream::{Kernel, StreamBuffers};
+use crate::team::{self, ThreadCheck};
+
+const MIB: u64 = 1 << 20;
+
+/// What to measure and how hard.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MatrixOptions {
+    /// Rows: CPU nodes (default: every allowed node with CPUs).
+    pub cpu_nodes: Option<Vec<NodeId>>,
+    /// Columns: memory nodes (default: every allowed node with memory).
+    pub memory_nodes: Option<Vec<NodeId>>,
+    /// Size of the pointer chase.
+    pub latency_bytes: u64,
+    pub chase: ChaseLength,
+    /// Also measure latency with transparent huge pages.
+    pub huge_pages: bool,
+    /// Size of each bandwidth buffer (copies use two).
+    pub bandwidth_bytes: u64,
+    /// Bytes each bandwidth measurement moves at least (passes over the buffer).
+    pub pass_bytes: u64,
+    /// Repetitions of each bandwidth setting (the median is reported).
+    pub reps: usize,
+    /// Most threads per node (default: all its allowed CPUs).
+    pub max_threads: Option<usize>,
+    /// Sweep every pair and kernel (full), or each node's local reads (quick).
+    pub sweep_every_pair: bool,
+    pub cross_traffic: bool,
+    pub seed: u64,
+}
+
+impl MatrixOptions {
+    /// A few seconds on one node: 256 MiB chases, 128 MiB bandwidth buffers.
+    pub fn quick() -> Self {
+        Self {
+            cpu_nodes: None,
+            memory_nodes: None,
+            latency_bytes: 256 * MIB,
+            chase: ChaseLength {
+                warm: 50_000,
+                loads: 200_000,
+                reps: 3,
+            },
+            huge_pages: true,
+            bandwidth_bytes: 128 * MIB,
+            pass_bytes: 512 * MIB,
+            reps: 3,
+            max_threads: None,
+            sweep_every_pair: false,
+            cross_traffic: true,
+            seed: 42,
+        }
+    }
+
+    /// Larger buffers, more loads and repetitions, every pair swept.
+    pub fn full() -> Self {
+        Self {
+            latency_bytes: 1024 * MIB,
+            chase: ChaseLength {
+                warm: 200_000,
+                loads: 2_000_000,
+                reps: 5,
+            },
+            bandwidth_bytes: 512 * MIB,
+            pass_bytes: 4096 * MIB,
+            reps: 5,
+            sweep_every_pair: true,
+            ..Self::quick()
+        }
+    }
+
+    fn effort(&self) -> Effort {
+        let passes = self.pass_bytes.div_ceil(self.bandwidth_bytes.max(1)).max(1);
+        Effort {
+            passes: u32::try_from(passes).unwrap_or(u32::MAX),
+            reps: self.reps,
+        }
+    }
+}
+
+/// Everything the probe measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MatrixReport {
+    pub cpu_nodes: Vec<NodeId>,
+    pub memory_nodes: Vec<NodeId>,
+    pub options: MatrixOptions,
+    pub clock: Option<Clock>,
+    /// `latency[i][j]`: CPU node `cpu_nodes[i]` to memory node `memory_nodes[j]`.
+    pub latency: Vec<Vec<Latency>>,
+    /// The same with transparent huge pages (empty when not measured).
+    pub latency_huge: Vec<Vec<Latency>>,
+    pub read: Vec<Vec<Bandwidth>>,
+    pub write: Vec<Vec<Bandwidth>>,
+    pub copy: Vec<Vec<Bandwidth>>,
+    pub sweeps: Vec<Sweep>,
+    /// One entry per pair of different nodes (none on one node).
+    pub cross: Vec<CrossTraffic>,
+    /// Pages of every buffer, and how many lay on the node they were put on.
+    pub buffers: PageCheck,
+    /// Every thread, seen before and after its work.
+    pub threads: ThreadCheck,
+    pub notes: Vec<String>,
+}
+
+impl MatrixReport {
+    /// Every page and every thread was where the probe put it.
+    pub fn placement_verified(&self) -> bool {
+        self.buffers.pages == self.buffers.on_node && self.threads.all_placed()
+    }
+
+    /// The matrix of one kernel.
+    pub fn bandwidth(&self, kernel: Kernel) -> &[Vec<Bandwidth>] {
+        match kernel {
+            Kernel::Read => &self.read,
+            Kernel::Write => &self.write,
+            Kernel::Copy => &self.copy,
+        }
+    }
+}
+
+/// Which nodes a probe measures, checked against what this process may use.
+pub fn resolve_nodes(
+    placer: &Placer,
+    options: &MatrixOptions,
+) -> Result<(Vec<NodeId>, Vec<NodeId>)> {
+    let topo = placer.topology();
+    let cpu_nodes = match &options.cpu_nodes {
+        Some(nodes) => checked(placer, nodes, true)?,
+        None => topo.compute_nodes(),
+    };
+    let memory_nodes = match &options.memory_nodes {
+        Some(nodes) => checked(placer, nodes, false)?,
+        None => topo.memory_nodes(),
+    };
+    if cpu_nodes.is_empty() {
+        return Err(ProbeError::Nothing("no allowed node has CPUs".into()));
+    }
+    if memory_nodes.is_empty() {
+        return Err(ProbeError::Nothing("no allowed node has memory".into()));
+    }
+    Ok((cpu_nodes, memory_nodes))
+}
+
+fn checked(placer: &Placer, nodes: &[NodeId], need_cpus: bool) -> Result<Vec<NodeId>> {
+    let mut out: Vec<NodeId> = Vec::with_capacity(nodes.len());
+    for &node in nodes {
+        let refused = |e: numakit_placement::PlacementError| ProbeError::BadNode {
+            node,
+            why: e.to_string(),
+        };
+        placer.check_node(node).map_err(refused)?;
+        if need_cpus {
+            placer.cpus_of_node(node).map_err(refused)?;
+        }
+        if !out.contains(&node) {
+            out.push(node);
+        }
+    }
+    Ok(out)
+}
+
+/// Refuses options that cannot give a measurement.
+fn validate(options: &MatrixOptions) -> Result<()> {
+    if options.reps == 0 || options.chase.reps == 0 {
+        return Err(ProbeError::Zero {
+            what: "repetitions",
+        });
+    }
+    if options.max_threads == Some(0) {
+        return Err(ProbeError::Zero { what: "threads" });
+    }
+    if options.chase.loads == 0 {
+        return Err(ProbeError::Zero {
+            what: "dependent loads",
+        });
+    }
+    if options.latency_bytes < 2 * LINE_BYTES as u64 {
+        return Err(ProbeError::BadSize(format!(
+            "the latency buffer needs at least {} bytes",
+            2 * LINE_BYTES
+        )));
+    }
+    if options.bandwidth_bytes < 4096 {
+        return Err(ProbeError::BadSize(
+            "the bandwidth buffer needs at least 4 KiB".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the probe.
+pub fn run(
+    placer: &Placer,
+    options: &MatrixOptions,
+    progress: &dyn Progress,
+) -> Result<MatrixReport> {
+    validate(options)?;
+    let (cpu_nodes, memory_nodes) = resolve_nodes(placer, options)?;
+    let topo = placer.topology();
+    let copies = if options.cross_traffic { 4 } else { 2 };
+    for &m in &memory_nodes {
+        budget::ensure_fits(topo, Some(m), options.latency_bytes, "the latency buffer")?;
+        let bandwidth_bytes = options.bandwidth_bytes.saturating_mul(copies);
+        budget::ensure_fits(topo, Some(m), bandwidth_bytes, "the bandwidth buffers")?;
+    }
+    let threads = threads_per_node(placer, &cpu_nodes, options.max_threads)?;
+    let mut probe = Probe {
+        placer,
+        progress,
+        effort: options.effort(),
+        report: MatrixReport {
+            cpu_nodes,
+            memory_nodes,
+            options: options.clone(),
+            clock: clock::read(),
+            latency: Vec::new(),
+            latency_huge: Vec::new(),
+            read: Vec::new(),
+            write: Vec::new(),
+            copy: Vec::new(),
+            sweeps: Vec::new(),
+            cross: Vec::new(),
+            buffers: PageCheck::default(),
+            threads: ThreadCheck::default(),
+            notes: notes(topo, options),
+        },
+    };
+    probe.report.latency = probe.latency_matrix(HugePages::Never)?;
+    if options.huge_pages {
+        probe.report.latency_huge = probe.latency_matrix(HugePages::Transparent)?;
+    }
+    probe.bandwidth_matrices(&threads)?;
+    Ok(probe.report)
+}
+
+/// Threads each CPU node may use: its allowed CPUs, at most `max`.
+fn threads_per_node(placer: &Placer, nodes: &[NodeId], max: Option<usize>) -> Result<Vec<usize>> {
+    nodes
+        .iter()
+        .map(|&n| {
+            let cpus = placer.cpus_of_node(n)?.len();
+            Ok(max.map_or(cpus, |m| m.min(cpus)))
+        })
+        .collect()
+}
+
+fn notes(topo: &Topology, options: &MatrixOptions) -> Vec<String> {
+    let mut notes = Vec::new();
+    if topo.memory_nodes().len() < 2 {
+        notes.push(
+            "one memory node: every pair is local; remote latency, remote bandwidth and cross traffic need two nodes"
+                .into(),
+        );
+    }
+    let largest_cache = topo.caches.iter().map(|c| c.size_bytes).max().unwrap_or(0);
+    if options.latency_bytes < 4 * largest_cache {
+        notes.push(format!(
+            "the latency buffer ({}) is less than 4x the largest cache sysfs reports ({}); if that cache is real, part of the chase hits it (numakit measures the usable cache at a few MiB on some virtual machines)",
+            human_bytes(options.latency_bytes),
+            human_bytes(largest_cache)
+        ));
+    }
+    notes
+}
+
+/// `columns[m][c]` into `rows[c][m]`.
+fn transpose<T>(columns: Vec<Vec<T>>) -> Vec<Vec<T>> {
+    let rows = columns.first().map_or(0, Vec::len);
+    let mut out: Vec<Vec<T>> = (0..rows)
+        .map(|_| Vec::with_capacity(columns.len()))
+        .collect();
+    for column in columns {
+        for (row, value) in out.iter_mut().zip(column) {
+            row.push(value);
+        }
+    }
+    out
+}
+
+/// A probe under way: where it places things, how hard it measures, and
+/// the report it fills.
+struct Probe<'a> {
+    placer: &'a Placer,
+    progress: &'a dyn Progress,
+    effort: Effort,
+    report: MatrixReport,
+}
+
+impl Probe<'_> {
+    fn count_pages(&mut self, check: PageCheck) {
+        self.report.buffers.pages += check.pages;
+        self.report.buffers.on_node += check.on_node;
+    }
+
+    fn count_threads(&mut self, check: ThreadCheck) {
+        self.report.threads = self.report.threads.merge(check);
+    }
+
+    /// One row per CPU node: its latency to every memory node, one chase
+    /// buffer at a time.
+    fn latency_matrix(&mut self, huge_pages: HugePages) -> Result<Vec<Vec<Latency>>> {
+        let pages = match huge_pages {
+            HugePages::Never => "base pages",
+            _ => "huge pages",
+        };
+        let options = self.report.options.clone();
+        let mut columns = Vec::with_capacity(self.report.memory_nodes.len());
+        for m in self.report.memory_nodes.clone() {
+            self.progress
+                .phase(&format!("latency to node {m} ({pages})"));
+            let seed = options.seed ^ u64::from(m);
+            let placement = Placement::OnNode(m);
+            let buffer = ChaseBuffer::new(
+                self.placer,
+                options.latency_bytes,
+                placement,
+                huge_pages,
+                seed,
+            )?;
+            let mut column = Vec::with_capacity(self.report.cpu_nodes.len());
+            for c in self.report.cpu_nodes.clone() {
+                let l =
+                    latency::measure(self.placer, c, m, &buffer, options.chase, self.report.clock)?;
+                self.count_threads(l.threads);
+                column.push(l);
+            }
+            self.count_pages(PageCheck::of(&buffer.pages_per_node()?, m));
+            columns.push(column);
+        }
+        Ok(transpose(columns))
+    }
+
+    /// Bandwidth buffers on `m`, counted into the report's page check.
+    fn buffers_on(&mut self, m: NodeId) -> Result<StreamBuffers> {
+        let bytes = self.report.options.bandwidth_bytes;
+        let buffers =
+            StreamBuffers::new(self.placer, bytes, Placement::OnNode(m), HugePages::Never)?;
+        let (pages, on_node) = buffers.pages_on(m)?;
+        self.count_pages(PageCheck { pages, on_node });
+        Ok(buffers)
+    }
+
+    fn record_sweep(&mut self, sweep: Sweep) {
+        for p in &sweep.points {
+            self.count_threads(p.thread_check);
+        }
+        self.report.sweeps.push(sweep);
+    }
+
+    /// The read, write and copy matrices, the sweeps, and cross traffic.
+    fn bandwidth_matrices(&mut self, threads: &[usize]) -> Result<()> {
+        let saturation = self.local_sweeps(threads)?;
+        let mut columns: [Vec<Vec<Bandwidth>>; 3] = Default::default();
+        for m in self.report.memory_nodes.clone() {
+            let mut buffers = self.buffers_on(m)?;
+            let mut column: [Vec<Bandwidth>; 3] = Default::default();
+            for (row, c) in self.report.cpu_nodes.clone().into_iter().enumerate() {
+                for (k, kernel) in Kernel::ALL.into_iter().enumerate() {
+                    let name = kernel.name();
+                    self.progress
+                        .phase(&format!("{name} bandwidth, node {c} -> node {m}"));
+                    let at = saturation[row];
+                    let point =
+                        self.pair_bandwidth((c, m), kernel, threads[row], at, &mut buffers)?;
+                    self.count_threads(point.thread_check);
+                    column[k].push(point);
+                }
+            }
+            if self.report.options.cross_traffic {
+                self.cross_column(m, &column[0], &saturation, &mut buffers)?;
+            }
+            for (all, mine) in columns.iter_mut().zip(column) {
+                all.push(mine);
+            }
+        }
+        let [read, write, copy] = columns;
+        self.report.read = transpose(read);
+        self.report.write = transpose(write);
+        self.report.copy = transpose(copy);
+        Ok(())
+    }
+
+    /// Quick mode: each CPU node's read sweep over its own memory (or the
+    /// first memory node, for a node without memory); returns the
+    /// saturating thread count of each row. Full mode sweeps every pair
+    /// instead, so here it returns the rows' maxima.
+    fn local_sweeps(&mut self, threads: &[usize]) -> Result<Vec<usize>> {
+        if self.report.options.sweep_every_pair {
+            return Ok(threads.to_vec());
+        }
+        let mut saturation = Vec::with_capacity(threads.len());
+        for (row, c) in self.report.cpu_nodes.clone().into_iter().enumerate() {
+            let m = if self.report.memory_nodes.contains(&c) {
+                c
+            } else {
+                self.report.memory_nodes[0]
+            };
+            self.progress
+                .phase(&format!("thread sweep, node {c} reading node {m}"));
+            let mut buffers = self.buffers_on(m)?;
+            let sweep = bandwidth::sweep(
+                self.placer,
+                (c, m),
+                threads[row],
+                &mut buffers,
+                Kernel::Read,
+                self.effort,
+            )?;
+            saturation.push(sweep.saturated_at);
+            self.record_sweep(sweep);
+        }
+        Ok(saturation)
+    }
+
+    /// One matrix entry: in full mode the saturated point of the pair's
+    /// own sweep, in quick mode a measurement at the row's saturating count.
+    fn pair_bandwidth(
+        &mut self,
+        pair: (NodeId, NodeId),
+        kernel: Kernel,
+        max_threads: usize,
+        saturated_at: usize,
+        buffers: &mut StreamBuffers,
+    ) -> Result<Bandwidth> {
+        if !self.report.options.sweep_every_pair {
+            return bandwidth::measure(
+                self.placer,
+                pair,
+                saturated_at,
+                buffers,
+                kernel,
+                self.effort,
+            );
+        }
+        let sweep = bandwidth::sweep(self.placer, pair, max_threads, buffers, kernel, self.effort)?;
+        let point = sweep.saturated().cloned();
+        self.record_sweep(sweep);
+        point.ok_or_else(|| {
+            ProbeError::Nothing(format!("no sweep point for node {} -> {}", pair.0, pair.1))
+        })
+    }
+
+    /// Read bandwidth of every pair (c, m), c != m, beside a second node's
+    /// reads of m; `reads[row]` is the pair's bandwidth alone.
+    fn cross_column(
+        &mut self,
+        m: NodeId,
+        reads: &[Bandwidth],
+        saturation: &[usize],
+        buffers: &mut StreamBuffers,
+    ) -> Result<()> {
+        let topo = self.placer.topology().clone();
+        let cpu_nodes = self.report.cpu_nodes.clone();
+        let mut theirs: Option<StreamBuffers> = None;
+        for (row, &c) in cpu_nodes.iter().enumerate() {
+            let partner = bandwidth::cross_node(&topo, &cpu_nodes, (c, m));
+            let partner_row = partner.and_then(|p| cpu_nodes.iter().position(|&n| n == p));
+            let (Some(partner), Some(partner_row), Some(alone)) =
+                (partner, partner_row, reads.get(row))
+            else {
+                continue;
+            };
+            if c == m {
+                continue;
+            }
+            if theirs.is_none() {
+                theirs = Some(self.buffers_on(m)?);
+            }
+            let Some(their_buffers) = theirs.as_ref() else {
+                continue;
+            };
+            self.progress.phase(&format!(
+                "cross traffic: node {c} -> node {m} beside node {partner}"
+            ));
+            let cross = CrossFlow {
+                seats: team::seats_on_node(self.placer, partner, saturation[partner_row].max(1))?,
+                buffers: their_buffers,
+            };
+            let result = bandwidth::with_cross_traffic(
+                self.placer,
+                (c, m),
+                alone.threads,
+                buffers,
+                cross,
+                self.effort,
+                alone.gbs,
+            )?;
+            self.count_threads(result.thread_check);
+            self.report.cross.push(result);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,457 @@
+//! Placement strategies for partitioned work (Kiefer et al. §4): K
+//! independent partitions, one per node like one database instance per
+//! socket, each served by its own workers and running numakit's own scan,
+//! aggregation and join, under four strategies:
+//!
+//! - `default`: no binding; the kernel places threads and first touch
+//!   places memory;
+//! - `aligned`: each instance's threads and memory on the same node;
+//! - `1-ahead`: threads on node i, memory on node i+1;
+//! - `interleave`: threads bound, memory interleaved over all nodes.
+//!
+//! Throughput is normalized to `default`, as in Kiefer's Figures 5 and 6,
+//! and a one-line recommendation names the best strategy. All instances
+//! run at once, the strategies take turns within each repetition (in a
+//! rotating order, so that none always goes first), and every strategy
+//! must compute the same results. The instances are [`instance`]'s, the
+//! work [`workload`]'s.
+
+pub mod instance;
+pub mod workload;
+
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+use numakit_ops::Progress;
+use numakit_placement::{PlacementMode, Placer};
+use numakit_pool::Pool;
+use serde::Serialize;
+
+use crate::budget;
+use crate::error::{ProbeError, Result};
+use crate::latency::PageCheck;
+pub use instance::Seat;
+pub use workload::{Sizes, Workload};
+
+/// Where an instance's threads and memory go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Strategy {
+    #[serde(rename = "default")]
+    Default,
+    #[serde(rename = "aligned")]
+    Aligned,
+    #[serde(rename = "1-ahead")]
+    OneAhead,
+    #[serde(rename = "interleave")]
+    Interleave,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Default,
+        Strategy::Aligned,
+        Strategy::OneAhead,
+        Strategy::Interleave,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Default => "default",
+            Strategy::Aligned => "aligned",
+            Strategy::OneAhead => "1-ahead",
+            Strategy::Interleave => "interleave",
+        }
+    }
+
+    /// What a user should do to get this strategy.
+    fn advice(self) -> &'static str {
+        match self {
+            Strategy::Default => "leave placement to the kernel",
+            Strategy::Aligned => "bind each partition's threads and memory to the same node",
+            Strategy::OneAhead => "bind threads, and put each partition's memory on the next node",
+            Strategy::Interleave => "bind threads, and interleave the memory over all nodes",
+        }
+    }
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Strategy::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                format!("unknown strategy `{s}` (default, aligned, 1-ahead, interleave)")
+            })
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StrategyOptions {
+    /// Partitions (default: one per node with CPUs).
+    pub instances: Option<usize>,
+    pub sizes: Sizes,
+    pub workloads: Vec<Workload>,
+    pub strategies: Vec<Strategy>,
+    /// Timed repetitions (the median is reported), after one untimed.
+    pub reps: usize,
+    /// How the bound strategies' pools pin (`default` never pins).
+    pub mode: PlacementMode,
+    pub seed: u64,
+}
+
+impl Default for StrategyOptions {
+    fn default() -> Self {
+        Self {
+            instances: None,
+            sizes: Sizes {
+                rows: 4 << 20,
+                groups: 1 << 16,
+                build_rows: 1 << 19,
+            },
+            workloads: Workload::ALL.to_vec(),
+            strategies: Strategy::ALL.to_vec(),
+            reps: 5,
+            mode: PlacementMode::Strict,
+            seed: 11,
+        }
+    }
+}
+
+/// One strategy on one workload.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StrategyOutcome {
+    pub strategy: Strategy,
+    pub workload: Workload,
+    /// Median over repetitions of all instances' rows per second together.
+    pub rows_per_s: f64,
+    pub min_rows_per_s: f64,
+    pub max_rows_per_s: f64,
+    /// Throughput over `default`'s on the same workload.
+    pub vs_default: Option<f64>,
+    /// The base data's pages, and how many lay where the strategy put them.
+    pub pages: PageCheck,
+    /// A value computed from every instance's result (equal across strategies).
+    pub check: u64,
+}
+
+/// Every strategy's outcome and the recommendation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StrategyReport {
+    pub options: StrategyOptions,
+    pub instances: Vec<Seat>,
+    pub memory_nodes: Vec<numakit_topology::NodeId>,
+    pub outcomes: Vec<StrategyOutcome>,
+    /// Every strategy computed the same results.
+    pub consistent: bool,
+    pub recommendation: String,
+    pub notes: Vec<String>,
+}
+
+/// Runs every workload under every strategy.
+pub fn run(
+    placer: &Placer,
+    options: &StrategyOptions,
+    progress: &dyn Progress,
+) -> Result<StrategyReport> {
+    validate(options)?;
+    let topology = placer.topology();
+    let instances = options.instances.unwrap_or(topology.compute_nodes().len());
+    let seats = instance::seats(topology, instances)?;
+    let memory_nodes = topology.memory_nodes();
+    let rows = options.sizes.rows.saturating_add(options.sizes.build_rows);
+    let need = rows.saturating_mul(16 * 2 * instances as u64 * options.strategies.len() as u64);
+    budget::ensure_fits(
+        topology,
+        None,
+        need,
+        "the strategies' data (every strategy's copy, and the operators' working memory)",
+    )?;
+    let mut outcomes = Vec::new();
+    for &workload in &options.workloads {
+        outcomes.extend(run_workload(
+            topology,
+            &seats,
+            &memory_nodes,
+            workload,
+            options,
+            progress,
+        )?);
+    }
+    normalize(&mut outcomes);
+    let consistent = options.workloads.iter().all(|&w| {
+        let mut checks = outcomes.iter().filter(|o| o.workload == w).map(|o| o.check);
+        let first = checks.next();
+        checks.all(|c| Some(c) == first)
+    });
+    let mut notes = Vec::new();
+    if memory_nodes.len() < 2 {
+        notes.push("one memory node: every strategy puts the memory on it, so they differ by where the kernel runs the threads and by noise".into());
+    }
+    Ok(StrategyReport {
+        recommendation: recommend(&outcomes, memory_nodes.len()),
+        options: options.clone(),
+        instances: seats,
+        memory_nodes,
+        outcomes,
+        consistent,
+        notes,
+    })
+}
+
+fn validate(options: &StrategyOptions) -> Result<()> {
+    if options.reps == 0 {
+        return Err(ProbeError::Zero {
+            what: "repetitions",
+        });
+    }
+    if options.instances == Some(0) {
+        return Err(ProbeError::Zero { what: "instances" });
+    }
+    if options.sizes.rows == 0 {
+        return Err(ProbeError::Zero { what: "rows" });
+    }
+    if options.workloads.is_empty() || options.strategies.is_empty() {
+        return Err(ProbeError::Nothing(
+            "no workload or no strategy chosen".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// One strategy's instances: pools and data.
+struct Setup {
+    strategy: Strategy,
+    pools: Vec<Pool>,
+    data: Vec<workload::Data>,
+    seconds: Vec<f64>,
+    check: u64,
+}
+
+fn run_workload(
+    topology: &Arc<numakit_topology::Topology>,
+    seats: &[Seat],
+    memory_nodes: &[numakit_topology::NodeId],
+    workload: Workload,
+    options: &StrategyOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<StrategyOutcome>> {
+    let mut setups = Vec::with_capacity(options.strategies.len());
+    for &strategy in &options.strategies {
+        progress.phase(&format!(
+            "{}: placing data {}",
+            workload.name(),
+            strategy.name()
+        ));
+        let mut pools = Vec::with_capacity(seats.len());
+        let mut data = Vec::with_capacity(seats.len());
+        for (i, seat) in seats.iter().enumerate() {
+            let pool = instance::pool(topology, seat, strategy, options.mode)?;
+            let placement = instance::placement(strategy, seat.node, memory_nodes);
+            data.push(workload::data(
+                &pool,
+                workload,
+                options.sizes,
+                &placement,
+                options.seed + i as u64,
+            )?);
+            pools.push(pool);
+        }
+        setups.push(Setup {
+            strategy,
+            pools,
+            data,
+            seconds: Vec::new(),
+            check: 0,
+        });
+    }
+    let rows: u64 = seats.len() as u64 * options.sizes.rows;
+    let strategies = setups.len();
+    for rep in 0..=options.reps {
+        for turn in 0..strategies {
+            let setup = &mut setups[(turn + rep) % strategies];
+            progress.phase(&format!(
+                "{}: {} (repetition {rep})",
+                workload.name(),
+                setup.strategy.name()
+            ));
+            let (seconds, check) = together(setup, workload)?;
+            if rep > 0 {
+                setup.seconds.push(seconds);
+            }
+            setup.check = check;
+        }
+    }
+    Ok(setups
+        .into_iter()
+        .map(|s| outcome(s, workload, rows))
+        .collect())
+}
+
+/// All instances of a setup run the workload at once; returns the time
+/// from their common start to the last one's end, and the sum of their
+/// check values.
+fn together(setup: &Setup, workload: Workload) -> Result<(f64, u64)> {
+    let start = Barrier::new(setup.pools.len() + 1);
+    let (seconds, results) = std::thread::scope(|scope| {
+        let handles: Vec<_> = setup
+            .pools
+            .iter()
+            .zip(&setup.data)
+            .map(|(pool, data)| {
+                let start = &start;
+                scope.spawn(move || {
+                    start.wait();
+                    workload::run(pool, workload, data)
+                })
+            })
+            .collect();
+        start.wait();
+        let began = Instant::now();
+        let results: Vec<_> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|p| ProbeError::ThreadPanicked(crate::team::panic_text(&p)))
+            })
+            .collect();
+        (began.elapsed().as_secs_f64(), results)
+    });
+    let mut check = 0u64;
+    for result in results {
+        let (_, value) = result??;
+        check = check.wrapping_add(value);
+    }
+    Ok((seconds, check))
+}
+
+fn outcome(setup: Setup, workload: Workload, rows: u64) -> StrategyOutcome {
+    let mut rates: Vec<f64> = setup
+        .seconds
+        .iter()
+        .map(|s| rows as f64 / s.max(1e-12))
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    let pages = setup
+        .data
+        .iter()
+        .fold(PageCheck::default(), |acc, d| PageCheck {
+            pages: acc.pages + d.pages.pages,
+            on_node: acc.on_node + d.pages.on_node,
+        });
+    StrategyOutcome {
+        strategy: setup.strategy,
+        workload,
+        rows_per_s: rates.get(rates.len() / 2).copied().unwrap_or(0.0),
+        min_rows_per_s: rates.first().copied().unwrap_or(0.0),
+        max_rows_per_s: rates.last().copied().unwrap_or(0.0),
+        vs_default: None,
+        pages,
+        check: setup.check,
+    }
+}
+
+fn normalize(outcomes: &mut [StrategyOutcome]) {
+    let defaults: Vec<(Workload, f64)> = outcomes
+        .iter()
+        .filter(|o| o.strategy == Strategy::Default && o.rows_per_s > 0.0)
+        .map(|o| (o.workload, o.rows_per_s))
+        .collect();
+    for o in outcomes.iter_mut() {
+        o.vs_default = defaults
+            .iter()
+            .find(|(w, _)| *w == o.workload)
+            .map(|(_, d)| o.rows_per_s / d);
+    }
+}
+
+/// The strategy with the best geometric mean over the workloads of its
+/// throughput relative to `default`, in one line.
+pub fn recommend(outcomes: &[StrategyOutcome], memory_nodes: usize) -> String {
+    let mut best: Option<(Strategy, f64)> = None;
+    for strategy in Strategy::ALL {
+        let ratios: Vec<f64> = outcomes
+            .iter()
+            .filter(|o| o.strategy == strategy)
+            .filter_map(|o| o.vs_default)
+            .collect();
+        if ratios.is_empty() {
+            continue;
+        }
+        let mean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        if best.is_none_or(|(_, b)| mean > b) {
+            best = Some((strategy, mean));
+        }
+    }
+    let Some((strategy, mean)) = best else {
+        return "no recommendation: `default` was not measured, so nothing is normalized".into();
+    };
+    let parts: Vec<String> = outcomes
+        .iter()
+        .filter(|o| o.strategy == strategy)
+        .filter_map(|o| {
+            o.vs_default
+                .map(|r| format!("{} {r:.2}x", o.workload.name()))
+        })
+        .collect();
+    let mut line = format!(
+        "{}: {mean:.2}x the default on average ({}): {}",
+        strategy.name(),
+        parts.join(", "),
+        strategy.advice()
+    );
+    if memory_nodes < 2 {
+        line.push_str(" (one node here, so the strategies place memory alike; binding pays on machines with two or more nodes)");
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(strategy: Strategy, workload: Workload, rows_per_s: f64) -> StrategyOutcome {
+        StrategyOutcome {
+            strategy,
+            workload,
+            rows_per_s,
+            min_rows_per_s: rows_per_s,
+            max_rows_per_s: rows_per_s,
+            vs_default: None,
+            pages: PageCheck::default(),
+            check: 0,
+        }
+    }
+
+    #[test]
+    fn the_best_geometric_mean_over_default_is_recommended() {
+        let mut outcomes = vec![
+            outcome(Strategy::Default, Workload::Scan, 100.0),
+            outcome(Strategy::Default, Workload::Join, 10.0),
+            outcome(Strategy::Aligned, Workload::Scan, 175.0),
+            outcome(Strategy::Aligned, Workload::Join, 11.0),
+            outcome(Strategy::OneAhead, Workload::Scan, 90.0),
+            outcome(Strategy::OneAhead, Workload::Join, 30.0),
+        ];
+        normalize(&mut outcomes);
+        assert_eq!(outcomes[2].vs_default, Some(1.75));
+        let line = recommend(&outcomes, 4);
+        // 1-ahead: sqrt(0.9 * 3.0) = 1.64; aligned: sqrt(1.75 * 1.1) = 1.39.
+        assert!(line.starts_with("1-ahead: 1.64x"), "{line}");
+        assert!(line.contains("scan 0.90x, join 3.00x"), "{line}");
+        assert!(!line.contains("one node"));
+        assert!(recommend(&outcomes, 1).contains("one node"));
+        let unmeasured = [outcome(Strategy::Aligned, Workload::Scan, 1.0)];
+        assert!(recommend(&unmeasured, 4).starts_with("no recommendation"));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in Strategy::ALL {
+            assert_eq!(s.name().parse::<Strategy>(), Ok(s));
+        }
+        assert!("aligned2".parse::<Strategy>().is_err());
+        assert_eq!("join".parse::<Workload>(), Ok(Workload::Join));
+    }
+}
