@@ -43,7 +43,7 @@ impl Random {
     }
 
     #[inline(always)]
-    pub fn next(&mut self) -> u64 {
+    pub fn next_word(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -53,7 +53,7 @@ impl Random {
     /// A uniform index below `len` (`len > 0`), by multiply and shift.
     #[inline(always)]
     pub fn below(&mut self, len: usize) -> usize {
-        ((u128::from(self.next()) * len as u128) >> 64) as usize
+        ((u128::from(self.next_word()) * len as u128) >> 64) as usize
     }
 }
 
@@ -79,7 +79,7 @@ pub fn random_accesses(
         }
         Access::Write => {
             for _ in 0..count {
-                let r = random.next();
+                let r = random.next_word();
                 let at = ((u128::from(r) * len as u128) >> 64) as usize;
                 words[at].store(r, Ordering::Relaxed);
             }
