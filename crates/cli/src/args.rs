@@ -82,6 +82,11 @@ pub enum Command {
     /// string-match), on generated input or Phoenix++ input files; the time
     /// of split, map, reduce and merge, and the speedup with --sweep.
     Mapreduce(crate::mr_args::MapReduceArgs),
+    /// Measure the machine's NUMA character: latency and read/write/copy
+    /// bandwidth between every pair of nodes (thread sweep to saturation,
+    /// cross traffic), Kiefer's four experiments, and placement strategies
+    /// for partitioned work; `--save` writes the machine for the simulator.
+    Probe(crate::probe_args::ProbeArgs),
     /// Benchmarks (medians of repetitions, measured side by side).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -147,7 +152,7 @@ fn parse_positive(text: &str) -> Result<usize, String> {
     }
 }
 
-fn parse_ids(text: &str) -> Result<IdSet, String> {
+pub(crate) fn parse_ids(text: &str) -> Result<IdSet, String> {
     IdSet::parse_list(text).map_err(|e| e.to_string())
 }
 

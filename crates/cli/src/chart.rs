@@ -86,7 +86,7 @@ fn nice_top(max: f64) -> f64 {
         .unwrap_or(10.0 * step)
 }
 
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

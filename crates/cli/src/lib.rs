@@ -8,9 +8,12 @@
 pub mod args;
 pub mod chart;
 pub mod commands;
+pub mod files;
 pub mod format;
+pub mod heatmap;
 pub mod logger;
 pub mod mr_args;
 pub mod op_args;
+pub mod probe_args;
 pub mod progress;
 pub mod reduce;

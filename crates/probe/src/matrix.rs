@@ -28,6 +28,38 @@ use crate::stream::{Kernel, StreamBuffers};
 use crate::team::{self, ThreadCheck};
 
 const MIB: u64 = 1 << 20;
+/// Fitted buffers are never smaller than this.
+const MIN_FITTED_BYTES: u64 = 16 * MIB;
+
+/// Bandwidth buffers a memory node holds at once: a source and a target,
+/// and as many again for cross traffic (which needs two nodes).
+fn buffer_copies(options: &MatrixOptions, memory_nodes: usize) -> u64 {
+    if options.cross_traffic && memory_nodes > 1 {
+        4
+    } else {
+        2
+    }
+}
+
+/// Memory left to the process, or on its most constrained node when the
+/// kernel's node figures can be trusted.
+fn memory_left(topology: &Topology) -> Option<u64> {
+    let machine = numakit_topology::sysfs::mem_available();
+    let node = topology
+        .node_memory_is_reliable()
+        .then(|| {
+            topology
+                .memory_nodes()
+                .into_iter()
+                .filter_map(numakit_topology::sysfs::node_mem_free)
+                .min()
+        })
+        .flatten();
+    match (machine, node) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
 
 /// What to measure and how hard.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -52,6 +84,10 @@ pub struct MatrixOptions {
     /// Sweep every pair and kernel (full), or each node's local reads (quick).
     pub sweep_every_pair: bool,
     pub cross_traffic: bool,
+    /// Measure the latency matrices.
+    pub latency: bool,
+    /// Measure the bandwidth matrices, sweeps and cross traffic.
+    pub bandwidth: bool,
     pub seed: u64,
 }
 
@@ -74,6 +110,8 @@ impl MatrixOptions {
             max_threads: None,
             sweep_every_pair: false,
             cross_traffic: true,
+            latency: true,
+            bandwidth: true,
             seed: 42,
         }
     }
@@ -93,6 +131,43 @@ impl MatrixOptions {
             sweep_every_pair: true,
             ..Self::quick()
         }
+    }
+
+    /// Grows the buffers to at least twice the largest cache sysfs
+    /// reports (four times in full mode), up to 1 GiB (4 GiB in full
+    /// mode), and shrinks them to an eighth of the memory left (per node,
+    /// where the kernel's node figures can be trusted), so that neither a
+    /// large cache nor a small machine spoils the default sizes. Bandwidth
+    /// and latency both need buffers far beyond the cache: on a virtual
+    /// machine whose host reports 480 MiB of L3, 128 MiB was read at 33
+    /// GB/s and 1 GiB at 26 GB/s.
+    pub fn fitted_to(mut self, topology: &Topology) -> Self {
+        let cache = topology
+            .caches
+            .iter()
+            .map(|c| c.size_bytes)
+            .max()
+            .unwrap_or(0);
+        let (factor, ceiling) = if self.sweep_every_pair {
+            (4, 4096 * MIB)
+        } else {
+            (2, 1024 * MIB)
+        };
+        let copies = buffer_copies(&self, topology.memory_nodes().len());
+        let left = memory_left(topology);
+        let fit = |base: u64, copies: u64| {
+            let want = base
+                .max(cache.saturating_mul(factor))
+                .min(ceiling.max(base));
+            match left {
+                Some(left) => want.min(left / 8 / copies).max(MIN_FITTED_BYTES),
+                None => want,
+            }
+        };
+        self.latency_bytes = fit(self.latency_bytes, 1);
+        self.bandwidth_bytes = fit(self.bandwidth_bytes, copies);
+        self.pass_bytes = self.pass_bytes.max(self.bandwidth_bytes);
+        self
     }
 
     fn effort(&self) -> Effort {
@@ -200,6 +275,11 @@ fn validate(options: &MatrixOptions) -> Result<()> {
             what: "dependent loads",
         });
     }
+    if !options.latency && !options.bandwidth {
+        return Err(ProbeError::Nothing(
+            "neither latency nor bandwidth was asked for".into(),
+        ));
+    }
     if options.latency_bytes < 2 * LINE_BYTES as u64 {
         return Err(ProbeError::BadSize(format!(
             "the latency buffer needs at least {} bytes",
@@ -223,11 +303,15 @@ pub fn run(
     validate(options)?;
     let (cpu_nodes, memory_nodes) = resolve_nodes(placer, options)?;
     let topo = placer.topology();
-    let copies = if options.cross_traffic { 4 } else { 2 };
+    let copies = buffer_copies(options, memory_nodes.len());
     for &m in &memory_nodes {
-        budget::ensure_fits(topo, Some(m), options.latency_bytes, "the latency buffer")?;
-        let bandwidth_bytes = options.bandwidth_bytes.saturating_mul(copies);
-        budget::ensure_fits(topo, Some(m), bandwidth_bytes, "the bandwidth buffers")?;
+        if options.latency {
+            budget::ensure_fits(topo, Some(m), options.latency_bytes, "the latency buffer")?;
+        }
+        if options.bandwidth {
+            let bandwidth_bytes = options.bandwidth_bytes.saturating_mul(copies);
+            budget::ensure_fits(topo, Some(m), bandwidth_bytes, "the bandwidth buffers")?;
+        }
     }
     let threads = threads_per_node(placer, &cpu_nodes, options.max_threads)?;
     let mut probe = Probe {
@@ -251,11 +335,15 @@ pub fn run(
             notes: notes(topo, options),
         },
     };
-    probe.report.latency = probe.latency_matrix(HugePages::Never)?;
-    if options.huge_pages {
-        probe.report.latency_huge = probe.latency_matrix(HugePages::Transparent)?;
+    if options.latency {
+        probe.report.latency = probe.latency_matrix(HugePages::Never)?;
+        if options.huge_pages {
+            probe.report.latency_huge = probe.latency_matrix(HugePages::Transparent)?;
+        }
     }
-    probe.bandwidth_matrices(&threads)?;
+    if options.bandwidth {
+        probe.bandwidth_matrices(&threads)?;
+    }
     Ok(probe.report)
 }
 
@@ -279,10 +367,15 @@ fn notes(topo: &Topology, options: &MatrixOptions) -> Vec<String> {
         );
     }
     let largest_cache = topo.caches.iter().map(|c| c.size_bytes).max().unwrap_or(0);
-    if options.latency_bytes < 4 * largest_cache {
+    let smallest = match (options.latency, options.bandwidth) {
+        (true, true) => options.latency_bytes.min(options.bandwidth_bytes),
+        (true, false) => options.latency_bytes,
+        _ => options.bandwidth_bytes,
+    };
+    if smallest < 2 * largest_cache {
         notes.push(format!(
-            "the latency buffer ({}) is less than 4x the largest cache sysfs reports ({}); if that cache is real, part of the chase hits it (numakit measures the usable cache at a few MiB on some virtual machines)",
-            human_bytes(options.latency_bytes),
+            "a buffer ({}) is less than twice the largest cache sysfs reports ({}); if that cache is real, part of the traffic hits it and the figures are too good",
+            human_bytes(smallest),
             human_bytes(largest_cache)
         ));
     }
@@ -374,11 +467,19 @@ impl Probe<'_> {
     }
 
     /// The read, write and copy matrices, the sweeps, and cross traffic.
+    /// Each memory node's buffers are made once (every node holds only
+    /// its own) and serve its sweeps, its column and its cross traffic.
     fn bandwidth_matrices(&mut self, threads: &[usize]) -> Result<()> {
-        let saturation = self.local_sweeps(threads)?;
-        let mut columns: [Vec<Vec<Bandwidth>>; 3] = Default::default();
+        let mut buffers = Vec::with_capacity(self.report.memory_nodes.len());
         for m in self.report.memory_nodes.clone() {
-            let mut buffers = self.buffers_on(m)?;
+            self.progress
+                .phase(&format!("placing bandwidth buffers on node {m}"));
+            buffers.push(self.buffers_on(m)?);
+        }
+        let saturation = self.local_sweeps(threads, &mut buffers)?;
+        let mut columns: [Vec<Vec<Bandwidth>>; 3] = Default::default();
+        for (col, m) in self.report.memory_nodes.clone().into_iter().enumerate() {
+            let mine = &mut buffers[col];
             let mut column: [Vec<Bandwidth>; 3] = Default::default();
             for (row, c) in self.report.cpu_nodes.clone().into_iter().enumerate() {
                 for (k, kernel) in Kernel::ALL.into_iter().enumerate() {
@@ -386,14 +487,13 @@ impl Probe<'_> {
                     self.progress
                         .phase(&format!("{name} bandwidth, node {c} -> node {m}"));
                     let at = saturation[row];
-                    let point =
-                        self.pair_bandwidth((c, m), kernel, threads[row], at, &mut buffers)?;
+                    let point = self.pair_bandwidth((c, m), kernel, threads[row], at, mine)?;
                     self.count_threads(point.thread_check);
                     column[k].push(point);
                 }
             }
             if self.report.options.cross_traffic {
-                self.cross_column(m, &column[0], &saturation, &mut buffers)?;
+                self.cross_column(m, &column[0], &saturation, mine)?;
             }
             for (all, mine) in columns.iter_mut().zip(column) {
                 all.push(mine);
@@ -410,25 +510,31 @@ impl Probe<'_> {
     /// first memory node, for a node without memory); returns the
     /// saturating thread count of each row. Full mode sweeps every pair
     /// instead, so here it returns the rows' maxima.
-    fn local_sweeps(&mut self, threads: &[usize]) -> Result<Vec<usize>> {
+    fn local_sweeps(
+        &mut self,
+        threads: &[usize],
+        buffers: &mut [StreamBuffers],
+    ) -> Result<Vec<usize>> {
         if self.report.options.sweep_every_pair {
             return Ok(threads.to_vec());
         }
         let mut saturation = Vec::with_capacity(threads.len());
         for (row, c) in self.report.cpu_nodes.clone().into_iter().enumerate() {
-            let m = if self.report.memory_nodes.contains(&c) {
-                c
-            } else {
-                self.report.memory_nodes[0]
-            };
+            let col = self
+                .report
+                .memory_nodes
+                .iter()
+                .position(|&m| m == c)
+                .unwrap_or(0);
+            let m = self.report.memory_nodes[col];
             self.progress
                 .phase(&format!("thread sweep, node {c} reading node {m}"));
-            let mut buffers = self.buffers_on(m)?;
+            let pair = (c, m);
             let sweep = bandwidth::sweep(
                 self.placer,
-                (c, m),
+                pair,
                 threads[row],
-                &mut buffers,
+                &mut buffers[col],
                 Kernel::Read,
                 self.effort,
             )?;

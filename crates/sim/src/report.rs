@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::calibration::Calibration;
 use crate::predict::MachineReport;
 
 /// The report as text: a header, one row per schedule, then the sweep.
@@ -20,9 +21,14 @@ pub fn render_report(report: &MachineReport) -> String {
         l.threads(),
         report.options.total_bytes / 1e9
     );
+    let thread_source = if cal.per_thread_gbs == Calibration::li_nehalem().per_thread_gbs {
+        "Li Table 1, Sec. 2"
+    } else {
+        "per thread as measured on this machine, snoops Li's"
+    };
     let _ = writeln!(
         out,
-        "model: snoop request {:.3} / response {:.3} per GB read, {:.2} GB/s per thread (Li Table 1, Sec. 2)",
+        "model: snoop request {:.3} / response {:.3} per GB read, {:.2} GB/s per thread ({thread_source})",
         cal.coherence_request, cal.coherence_response, cal.per_thread_gbs
     );
     let _ = writeln!(

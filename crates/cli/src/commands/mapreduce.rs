@@ -6,7 +6,6 @@
 //! Only the job is timed: the input is read (or generated) and placed on
 //! the pool's nodes before the first repetition.
 
-use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
@@ -18,6 +17,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::commands::mr_output;
+use crate::files::write_whole;
 use crate::format::{bytes, median, table, Spread};
 use crate::mr_args::{self, MapReduceApp, MapReduceArgs, MrCommon, TextArgs};
 
@@ -68,29 +68,6 @@ pub fn run(args: &MapReduceArgs, mode: PlacementMode, json_out: bool, quiet: boo
 
 pub fn build_pool(threads: Option<usize>, mode: PlacementMode) -> Result<Pool> {
     crate::commands::opcommon::pool_with_threads(threads, mode)
-}
-
-/// Writes `data` to `path` whole or not at all.
-pub fn write_whole(path: &Path, data: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write into {}", dir.display()))?;
-    std::io::Write::write_all(&mut tmp, data)
-        .with_context(|| format!("writing {}", path.display()))?;
-    // Readable by other users and tools, like any file we write.
-    let mut mode = perms(&tmp)?;
-    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o644);
-    tmp.as_file().set_permissions(mode)?;
-    tmp.persist(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
-}
-
-fn perms(tmp: &tempfile::NamedTempFile) -> Result<std::fs::Permissions> {
-    Ok(tmp.as_file().metadata()?.permissions())
 }
 
 fn generate(app: &str, size: usize, seed: u64) -> Vec<u8> {

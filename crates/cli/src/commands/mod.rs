@@ -9,6 +9,8 @@ pub mod mapreduce;
 pub mod mapreduce_numeric;
 pub mod mr_output;
 pub mod opcommon;
+pub mod probe;
+pub mod probe_render;
 pub mod run;
 pub mod run_mapreduce;
 pub mod run_ops;
@@ -40,6 +42,7 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
             mapreduce::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
         Command::Sort(args) => sort::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
+        Command::Probe(args) => probe::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
         Command::Bench(which) => {
             bench::run(which, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
