@@ -90,6 +90,11 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "MIB")]
     pub bandwidth_mib: Option<u64>,
 
+    /// Bytes each bandwidth measurement moves at least, in MiB (passes over
+    /// the buffer; default 512, 4096 with --full).
+    #[arg(long, value_name = "MIB")]
+    pub pass_mib: Option<u64>,
+
     /// Repetitions of each measurement (the median is reported).
     #[arg(long, value_name = "N")]
     pub reps: Option<usize>,

@@ -14,6 +14,7 @@ pub mod probe_render;
 pub mod run;
 pub mod run_mapreduce;
 pub mod run_ops;
+pub mod run_probe;
 pub mod shuffle;
 pub mod simulate;
 pub mod sort;

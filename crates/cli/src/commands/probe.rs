@@ -77,6 +77,10 @@ pub fn matrix_options(args: &MatrixArgs, topology: &Topology) -> Result<MatrixOp
         o.bandwidth_bytes = mib.saturating_mul(MIB);
         o.pass_bytes = o.pass_bytes.max(o.bandwidth_bytes);
     }
+    if let Some(mib) = args.pass_mib {
+        ensure!(mib > 0, "--pass-mib must be at least 1");
+        o.pass_bytes = mib.saturating_mul(MIB);
+    }
     if let Some(loads) = args.loads {
         ensure!(loads > 0, "--loads must be at least 1");
         o.chase.loads = loads;

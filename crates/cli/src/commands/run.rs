@@ -12,10 +12,10 @@ use numakit_topology::{NodeId, Topology};
 use serde::Serialize;
 
 use crate::args::RunArgs;
-use crate::commands::run_mapreduce;
 use crate::commands::run_ops::{self, OperatorSummary};
 use crate::commands::shuffle::{quick_report, ShuffleReport};
 use crate::commands::{doctor, topo};
+use crate::commands::{run_mapreduce, run_probe};
 use crate::format::{bytes, table};
 use crate::reduce;
 
@@ -31,6 +31,8 @@ struct RunOutput {
     operators_skipped: Option<String>,
     mapreduce: Option<run_mapreduce::MapReduceSummary>,
     mapreduce_skipped: Option<String>,
+    probe: Option<run_probe::ProbeSummary>,
+    probe_skipped: Option<String>,
 }
 
 /// The simulator's view of Li's four-socket machine.
@@ -141,6 +143,10 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
             Ok(summary) => (Some(summary), None),
             Err(e) => (None, Some(format!("{e:#}"))),
         };
+    let (probe, probe_skipped) = match run_probe::probe(pool.placer(), args.size_mib) {
+        Ok(summary) => (Some(summary), None),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
     let out = RunOutput {
         topology: topo_summary,
         doctor: doctor_summary,
@@ -152,6 +158,8 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         operators_skipped,
         mapreduce,
         mapreduce_skipped,
+        probe,
+        probe_skipped,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -164,6 +172,9 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
     }
     if let Some(why) = &out.mapreduce_skipped {
         anyhow::bail!("the MapReduce applications failed: {why}");
+    }
+    if let Some(why) = &out.probe_skipped {
+        anyhow::bail!("the memory probe failed: {why}");
     }
     Ok(())
 }
@@ -287,6 +298,13 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         (Some(m), _) => lines.extend(run_mapreduce::lines(m)),
         (None, why) => lines.push(format!(
             "7. MapReduce failed: {}",
+            why.as_deref().unwrap_or("?")
+        )),
+    }
+    match (&out.probe, &out.probe_skipped) {
+        (Some(p), _) => lines.extend(run_probe::lines(p)),
+        (None, why) => lines.push(format!(
+            "8. memory probe failed: {}",
             why.as_deref().unwrap_or("?")
         )),
     }

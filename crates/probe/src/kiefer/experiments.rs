@@ -146,7 +146,8 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     /// Nanoseconds per access over the whole walk, migrations included,
-    /// and where the thread was seen after each move.
+    /// and where the thread was seen after each move; the thread ends on
+    /// its starting seat.
     fn run(
         &self,
         placer: &Placer,
@@ -175,6 +176,14 @@ impl Walk<'_> {
             super::access::random_accesses(words, per_slice, access, &mut random);
         }
         let ns = started.elapsed().as_nanos() as f64 / (per_slice * slices) as f64;
+        // Home again (untimed), so that the thread ends where its team
+        // seated it, as the shuffle's migrating consumers do.
+        let home = self.route[self.start % self.route.len()];
+        let placed = team::take_seat(placer, home)?;
+        moves = moves.merge(ThreadCheck {
+            threads: 1,
+            on_node: usize::from(placed),
+        });
         Ok((ns, moves))
     }
 }

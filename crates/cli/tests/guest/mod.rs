@@ -1,0 +1,157 @@
+//! Booting emulated multi-node guests with the shared numa-vm harness and
+//! running `numakit` commands inside them, for the multi-node test files.
+//! A command may start with `taskset -c LIST` (a narrower affinity mask)
+//! or `cpuset LIST` (a cgroup whose CPUs and memory nodes are the CPUs of
+//! those nodes and the nodes themselves: allowed node ids with gaps).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::Value;
+
+pub struct Guest {
+    pub nodes: usize,
+    pub cpus: usize,
+    pub distances: &'static str,
+}
+
+pub fn harness() -> Option<PathBuf> {
+    if let Ok(path) = std::env::var("NUMA_VM_RUN") {
+        return Some(PathBuf::from(path));
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/numa-vm/run");
+    path.exists().then_some(path)
+}
+
+/// The harness, or `None` after saying the test is skipped; under CI a
+/// missing harness is a failure, since CI must prove the multi-node paths.
+pub fn harness_or_skip() -> Option<PathBuf> {
+    let run = harness();
+    if run.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the multi-node tests, but ../shared/numa-vm/run is missing"
+        );
+        eprintln!("skipped: no numa-vm harness at ../shared/numa-vm/run (set NUMA_VM_RUN)");
+    }
+    run
+}
+
+/// One guest at a time: emulated guests are CPU-bound, and two of them
+/// side by side on a small host (the tests of this file run in parallel)
+/// slow each other down unpredictably.
+static ONE_GUEST_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs `numakit ARGS...` for each argument list inside one guest boot;
+/// returns the stdout of each. The guest announces each command on stderr
+/// before it starts, so a failure or a timeout shows where it stopped.
+pub fn in_guest(run: &PathBuf, g: &Guest, commands: &[&str]) -> Vec<String> {
+    let bin = env!("CARGO_BIN_EXE_numakit");
+    let script = commands
+        .iter()
+        .map(|args| {
+            let command = guest_command(bin, args, g);
+            format!(
+                "echo \"[guest] $(cut -d' ' -f1 /proc/uptime) s: numakit {args}\" >&2 && {command}"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" && echo @@@ && ");
+    let _turn = ONE_GUEST_AT_A_TIME
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let started = std::time::Instant::now();
+    let output = Command::new(run)
+        .args([
+            // -v: the harness's own timings and QEMU's command line go to
+            // stderr, which is shown only when the guest fails.
+            "-v",
+            "--timeout",
+            "600",
+            "-n",
+            &g.nodes.to_string(),
+            "-c",
+            &g.cpus.to_string(),
+        ])
+        .args([
+            // 2 GiB: the guest keeps the (debug, 160 MiB) binary in RAM on
+            // some nodes, and with 1 GiB over 8 nodes one node was left
+            // with 8 MiB free, too little for bound operator buffers.
+            "-m",
+            "2048",
+            "-d",
+            g.distances,
+            "--add",
+            bin,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .output()
+        .expect("the numa-vm harness should start");
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!(
+        "guest with {} nodes, {} CPUs: {} command(s) in {:.1} s",
+        g.nodes,
+        g.cpus,
+        commands.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        output.status.success(),
+        "guest with {} nodes failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        g.nodes,
+        output.status
+    );
+    stdout.split("@@@").map(str::to_string).collect()
+}
+
+/// The shell command for `args` (`[taskset -c LIST | cpuset LIST] numakit ...`).
+fn guest_command(bin: &str, args: &str, g: &Guest) -> String {
+    if let Some(rest) = args.strip_prefix("taskset ") {
+        // `taskset -c LIST numakit ...`: run numakit under a narrower mask.
+        let (mask, args) = rest
+            .split_once(" numakit ")
+            .expect("taskset ... numakit ...");
+        return format!("taskset {mask} {bin} {args}");
+    }
+    if let Some(rest) = args.strip_prefix("cpuset ") {
+        // `cpuset 1,3 numakit ...`: a cgroup of nodes 1 and 3 (their CPUs
+        // and their memory), entered by the shell that execs numakit.
+        let (nodes, args) = rest
+            .split_once(" numakit ")
+            .expect("cpuset ... numakit ...");
+        let cpus: Vec<String> = nodes
+            .split(',')
+            .flat_map(|n| expected_cpus(g, n.parse().expect("a node id")))
+            .map(|c| c.to_string())
+            .collect();
+        let dir = "/sys/fs/cgroup/numakit-test";
+        return format!(
+            "echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p {dir} && echo {} > {dir}/cpuset.cpus && echo {nodes} > {dir}/cpuset.mems && sh -c 'echo $$ > {dir}/cgroup.procs && exec {bin} {args}'",
+            cpus.join(",")
+        );
+    }
+    format!("{bin} {args}")
+}
+
+/// The CPUs the harness gives node `n`: contiguous blocks, the first
+/// `cpus % nodes` nodes one more; with fewer CPUs than nodes, one each.
+pub fn expected_cpus(g: &Guest, n: usize) -> Vec<u64> {
+    if g.cpus < g.nodes {
+        return if n < g.cpus { vec![n as u64] } else { vec![] };
+    }
+    let (base, extra) = (g.cpus / g.nodes, g.cpus % g.nodes);
+    let start = n * base + n.min(extra);
+    let len = base + usize::from(n < extra);
+    (start as u64..(start + len) as u64).collect()
+}
+
+pub fn json(text: &str) -> Value {
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
