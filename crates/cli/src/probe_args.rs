@@ -74,6 +74,11 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 
+    /// No thread sweep: measure with exactly --threads threads per node
+    /// (or all of its CPUs), as tools that take a thread count do.
+    #[arg(long)]
+    pub no_sweep: bool,
+
     /// Size of the pointer chase in MiB; it must be much larger than the
     /// last-level cache (default: 256 MiB, 1 GiB with --full, or twice the
     /// largest cache sysfs reports, four times with --full, when that is

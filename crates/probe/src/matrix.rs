@@ -83,6 +83,9 @@ pub struct MatrixOptions {
     pub max_threads: Option<usize>,
     /// Sweep every pair and kernel (full), or each node's local reads (quick).
     pub sweep_every_pair: bool,
+    /// No sweep at all: every measurement with the most threads each node
+    /// may use (to compare with a tool run at a fixed thread count).
+    pub fixed_threads: bool,
     pub cross_traffic: bool,
     /// Measure the latency matrices.
     pub latency: bool,
@@ -109,6 +112,7 @@ impl MatrixOptions {
             reps: 3,
             max_threads: None,
             sweep_every_pair: false,
+            fixed_threads: false,
             cross_traffic: true,
             latency: true,
             bandwidth: true,
@@ -515,7 +519,8 @@ impl Probe<'_> {
         threads: &[usize],
         buffers: &mut [StreamBuffers],
     ) -> Result<Vec<usize>> {
-        if self.report.options.sweep_every_pair {
+        let o = &self.report.options;
+        if o.sweep_every_pair || o.fixed_threads {
             return Ok(threads.to_vec());
         }
         let mut saturation = Vec::with_capacity(threads.len());
@@ -554,7 +559,8 @@ impl Probe<'_> {
         saturated_at: usize,
         buffers: &mut StreamBuffers,
     ) -> Result<Bandwidth> {
-        if !self.report.options.sweep_every_pair {
+        let o = &self.report.options;
+        if !o.sweep_every_pair || o.fixed_threads {
             return bandwidth::measure(
                 self.placer,
                 pair,

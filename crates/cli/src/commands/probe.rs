@@ -55,6 +55,7 @@ pub fn matrix_options(args: &MatrixArgs, topology: &Topology) -> Result<MatrixOp
     };
     o.huge_pages = !args.no_huge_pages;
     o.cross_traffic = !args.no_cross_traffic;
+    o.fixed_threads = args.no_sweep;
     o.latency = args.only.as_deref() != Some("bandwidth");
     o.bandwidth = args.only.as_deref() != Some("latency");
     let fitted = o.clone().fitted_to(topology);

@@ -25,10 +25,12 @@ pub struct ProbeSummary {
     pub placement_verified: bool,
 }
 
-/// Probe options for a main job over `size_mib` MiB: a chase of a quarter
-/// of it and bandwidth buffers of half of it (at least 16 and 8 MiB), no
-/// huge pages or cross traffic, a few repetitions.
-pub fn options(size_mib: u64) -> MatrixOptions {
+/// Probe options for a main job over `size_mib` MiB on a machine with
+/// `pairs` (CPU node, memory node) pairs: a chase of a quarter of the size
+/// and bandwidth buffers of half of it (at least 16 and 8 MiB), no huge
+/// pages or cross traffic, three repetitions of each measurement, one
+/// when there are many pairs (the section stays short on big machines).
+pub fn options(size_mib: u64, pairs: usize) -> MatrixOptions {
     let mut o = MatrixOptions::quick();
     o.latency_bytes = (size_mib / 4).max(16) * MIB;
     o.bandwidth_bytes = (size_mib / 2).max(8) * MIB;
@@ -37,11 +39,17 @@ pub fn options(size_mib: u64) -> MatrixOptions {
     o.chase.warm = 20_000;
     o.huge_pages = false;
     o.cross_traffic = false;
+    if pairs > 4 {
+        o.reps = 1;
+        o.chase.reps = 1;
+    }
     o
 }
 
 pub fn probe(placer: &Placer, size_mib: u64) -> Result<ProbeSummary> {
-    let report = matrix::run(placer, &options(size_mib), &Silent)?;
+    let topology = placer.topology();
+    let pairs = topology.compute_nodes().len() * topology.memory_nodes().len();
+    let report = matrix::run(placer, &options(size_mib, pairs), &Silent)?;
     Ok(summarize(&report))
 }
 
