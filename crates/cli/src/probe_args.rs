@@ -104,6 +104,14 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "N")]
     pub reps: Option<usize>,
 
+    /// Order of the pointer chase: `random` (every line in one random
+    /// order; nearly every load also misses the TLB, as a hash table's
+    /// probes do) or `page-rounds` (every load on another page, the pages
+    /// in one random order repeated for each line of a page: the pattern
+    /// of lmbench's `lat_mem_rd -t`, to compare with it).
+    #[arg(long, value_name = "ORDER", value_parser = ["random", "page-rounds"], default_value = "random")]
+    pub chase_order: String,
+
     /// Measure only `latency` or only `bandwidth` (default: both).
     #[arg(long, value_name = "WHAT", value_parser = ["latency", "bandwidth"])]
     pub only: Option<String>,

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::bandwidth::{self, Bandwidth, CrossFlow, CrossTraffic, Effort, Sweep};
 use crate::budget;
-use crate::chase::{ChaseBuffer, LINE_BYTES};
+use crate::chase::{ChaseBuffer, ChaseOrder, LINE_BYTES};
 use crate::clock::{self, Clock};
 use crate::error::{ProbeError, Result};
 use crate::latency::{self, ChaseLength, Latency, PageCheck};
@@ -71,6 +71,8 @@ pub struct MatrixOptions {
     /// Size of the pointer chase.
     pub latency_bytes: u64,
     pub chase: ChaseLength,
+    /// The order of the chase's loads.
+    pub chase_order: ChaseOrder,
     /// Also measure latency with transparent huge pages.
     pub huge_pages: bool,
     /// Size of each bandwidth buffer (copies use two).
@@ -106,6 +108,7 @@ impl MatrixOptions {
                 loads: 200_000,
                 reps: 3,
             },
+            chase_order: ChaseOrder::Random,
             huge_pages: true,
             bandwidth_bytes: 128 * MIB,
             pass_bytes: 512 * MIB,
@@ -433,12 +436,13 @@ impl Probe<'_> {
                 .phase(&format!("latency to node {m} ({pages})"));
             let seed = options.seed ^ u64::from(m);
             let placement = Placement::OnNode(m);
-            let buffer = ChaseBuffer::new(
+            let buffer = ChaseBuffer::with_order(
                 self.placer,
                 options.latency_bytes,
                 placement,
                 huge_pages,
                 seed,
+                options.chase_order,
             )?;
             let mut column = Vec::with_capacity(self.report.cpu_nodes.len());
             for c in self.report.cpu_nodes.clone() {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
 use numakit_placement::{PlacementMode, Placer};
+use numakit_probe::chase::ChaseOrder;
 use numakit_probe::kiefer::{self, Experiment, KieferOptions};
 use numakit_probe::strategies::{self, Sizes, Strategy, StrategyOptions, Workload};
 use numakit_probe::{describe, matrix, MatrixOptions, MatrixReport};
@@ -56,6 +57,7 @@ pub fn matrix_options(args: &MatrixArgs, topology: &Topology) -> Result<MatrixOp
     o.huge_pages = !args.no_huge_pages;
     o.cross_traffic = !args.no_cross_traffic;
     o.fixed_threads = args.no_sweep;
+    o.chase_order = ChaseOrder::parse(&args.chase_order).unwrap_or_default();
     o.latency = args.only.as_deref() != Some("bandwidth");
     o.bandwidth = args.only.as_deref() != Some("latency");
     let fitted = o.clone().fitted_to(topology);
