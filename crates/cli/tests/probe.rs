@@ -159,6 +159,10 @@ fn kiefer_s_experiments_run_alone_and_together() {
         text.contains("Table 1") && text.contains("w/o migrations"),
         "{text}"
     );
+    assert!(
+        text.lines().any(|l| l.starts_with("placement: ")),
+        "the placement line stands on its own: {text}"
+    );
 }
 
 #[test]
@@ -190,8 +194,8 @@ fn the_strategies_are_normalized_to_default_and_one_is_recommended() {
     ));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("default") && text.contains("recommendation:"),
-        "{text}"
+        text.contains("default") && text.lines().any(|l| l.starts_with("recommendation: ")),
+        "the recommendation stands on its own line: {text}"
     );
 }
 

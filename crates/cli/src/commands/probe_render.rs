@@ -261,6 +261,7 @@ pub fn kiefer_text(report: &KieferReport) -> String {
         ]);
     }
     out.push_str(&table(&rows));
+    out.push('\n');
     let _ = writeln!(
         out,
         "placement: {}/{} array pages on their node, {}/{} thread checks on their node: {}",
@@ -320,6 +321,7 @@ pub fn strategies_text(report: &StrategyReport) -> String {
         rows.push(row);
     }
     out.push_str(&table(&rows));
+    out.push('\n');
     let _ = writeln!(out, "recommendation: {}", report.recommendation);
     for note in &report.notes {
         let _ = writeln!(out, "note: {note}");
