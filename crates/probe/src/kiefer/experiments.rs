@@ -118,16 +118,16 @@ pub(crate) fn thread_migration(bench: &mut Bench<'_>) -> Result<()> {
                 bench.note("experiment 2: a single CPU, so nothing can migrate".into());
                 None
             };
-            bench.push(KieferRow {
-                experiment: 2,
-                setup: format!("{} {}", access.name(), size(bytes)),
+            let setup = format!("{} {}", access.name(), size(bytes));
+            bench.push(migration_row(
+                2,
+                setup,
                 access,
                 bytes,
-                baseline: "w/o migrations".into(),
-                baseline_ns: still,
-                variant: format!("{} migrations", o.migrations),
-                variant_ns: moving,
-            });
+                o.migrations,
+                still,
+                moving,
+            ));
         }
     }
     Ok(())
@@ -229,16 +229,16 @@ pub(crate) fn cache_migration(bench: &mut Bench<'_>) -> Result<()> {
                 bench.note("experiment 3: a single CPU, so nothing can migrate".into());
                 None
             };
-            bench.push(KieferRow {
-                experiment: 3,
-                setup: format!("{threads} threads {} {}", access.name(), size(bytes)),
+            let setup = format!("{threads} threads {} {}", access.name(), size(bytes));
+            bench.push(migration_row(
+                3,
+                setup,
                 access,
                 bytes,
-                baseline: "w/o migrations".into(),
-                baseline_ns: still,
-                variant: format!("{} migrations", o.migrations),
-                variant_ns: moving,
-            });
+                o.migrations,
+                still,
+                moving,
+            ));
         }
     }
     Ok(())
@@ -295,4 +295,26 @@ pub(crate) fn cache_concurrency(bench: &mut Bench<'_>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A row of experiment 2 or 3: without migrations, then with them.
+fn migration_row(
+    experiment: u8,
+    setup: String,
+    access: Access,
+    bytes: u64,
+    migrations: u32,
+    still: f64,
+    moving: Option<f64>,
+) -> KieferRow {
+    KieferRow {
+        experiment,
+        setup,
+        access,
+        bytes,
+        baseline: "w/o migrations".into(),
+        baseline_ns: still,
+        variant: format!("{migrations} migrations"),
+        variant_ns: moving,
+    }
 }
