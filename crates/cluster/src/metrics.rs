@@ -26,8 +26,13 @@ pub struct ProcessMetrics {
     /// Pieces that arrived from peers.
     pub pieces_received: u64,
     pub compute_seconds: f64,
+    /// Encoding plus writing to the links.
     pub send_seconds: f64,
+    /// Reading from the links plus decoding.
     pub receive_seconds: f64,
+    /// The parts of the send and receive loads spent encoding and decoding.
+    pub encode_seconds: f64,
+    pub decode_seconds: f64,
     pub span_seconds: f64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
@@ -36,10 +41,13 @@ pub struct ProcessMetrics {
 }
 
 impl ProcessMetrics {
-    /// Adds the links' traffic (send and receive loads, bytes).
-    pub fn set_links(&mut self, links: Vec<LinkTraffic>) {
-        self.send_seconds = links.iter().map(|l| l.send_seconds).sum();
-        self.receive_seconds = links.iter().map(|l| l.receive_seconds).sum();
+    /// Sets the send and receive loads and bytes from the links' traffic
+    /// and the time spent (encoding, decoding) messages.
+    pub fn set_links(&mut self, links: Vec<LinkTraffic>, codec: (f64, f64)) {
+        let sum = |f: fn(&LinkTraffic) -> f64| links.iter().map(f).fold(0.0, |a, b| a + b);
+        (self.encode_seconds, self.decode_seconds) = codec;
+        self.send_seconds = sum(|l| l.send_seconds) + codec.0;
+        self.receive_seconds = sum(|l| l.receive_seconds) + codec.1;
         self.bytes_sent = links.iter().map(|l| l.bytes_sent).sum();
         self.bytes_received = links.iter().map(|l| l.bytes_received).sum();
         self.links = links;
@@ -85,25 +93,29 @@ mod tests {
             span_seconds: 1.0,
             ..Default::default()
         };
-        m.set_links(vec![
-            LinkTraffic {
-                peer: 1,
-                bytes_sent: 10,
-                bytes_received: 20,
-                send_seconds: 0.5,
-                receive_seconds: 0.25,
-            },
-            LinkTraffic {
-                peer: 2,
-                bytes_sent: 1,
-                bytes_received: 2,
-                send_seconds: 0.5,
-                receive_seconds: 0.25,
-            },
-        ]);
+        m.set_links(
+            vec![
+                LinkTraffic {
+                    peer: 1,
+                    bytes_sent: 10,
+                    bytes_received: 20,
+                    send_seconds: 0.5,
+                    receive_seconds: 0.25,
+                },
+                LinkTraffic {
+                    peer: 2,
+                    bytes_sent: 1,
+                    bytes_received: 2,
+                    send_seconds: 0.5,
+                    receive_seconds: 0.25,
+                },
+            ],
+            (0.25, 0.25),
+        );
         assert_eq!(m.bytes_sent, 11);
-        assert_eq!(m.total_load(), 3.5);
-        assert_eq!(m.intra_node_gain(), 3.5);
+        assert_eq!(m.send_seconds, 1.25);
+        assert_eq!(m.total_load(), 4.0);
+        assert_eq!(m.intra_node_gain(), 4.0);
         assert_eq!(ProcessMetrics::default().intra_node_gain(), 0.0);
         let spans = [
             m.clone(),

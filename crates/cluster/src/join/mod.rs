@@ -146,7 +146,7 @@ pub fn join(
         span_seconds,
         ..ProcessMetrics::default()
     };
-    metrics.set_links(transport.traffic());
+    metrics.set_links(transport.traffic(), transport.codec_seconds());
     Ok(ProcessOutcome {
         report: ProcessReport {
             process: me,

@@ -72,6 +72,12 @@ pub trait Transport {
     /// Traffic of every link so far.
     fn traffic(&self) -> Vec<LinkTraffic>;
 
+    /// Seconds spent so far encoding outgoing and decoding arriving
+    /// messages (communication work outside the links' threads).
+    fn codec_seconds(&self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
+
     /// Declares that this process sends nothing more, waits (at most
     /// `timeout`) until every peer has done the same and every message is
     /// delivered, and returns the final traffic. Messages that arrive

@@ -36,7 +36,7 @@ use crate::message::Message;
 use crate::transport::connect::{establish, Endpoints};
 use crate::transport::{Finished, LinkTraffic, Transport};
 use stream::{LinkMeter, LinkState, MeteredStream};
-use worker::{Envelope, Inbound, Outgoing};
+use worker::{Codec, Envelope, Inbound, Outgoing};
 
 /// Panic messages of timely's threads, kept for the error report.
 static TIMELY_PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -78,6 +78,7 @@ pub struct TimelyTransport {
     process: usize,
     addresses: Vec<String>,
     meters: Vec<Arc<LinkMeter>>,
+    codec: Arc<Codec>,
     outgoing: Sender<Outgoing>,
     inbound: Receiver<Inbound>,
     all_done: bool,
@@ -110,6 +111,8 @@ impl TimelyTransport {
         let stop = Arc::new(AtomicBool::new(false));
         let ends = Mutex::new(Some((out_rx, in_tx)));
         let worker_stop = Arc::clone(&stop);
+        let codec = Arc::new(Codec::default());
+        let worker_codec = Arc::clone(&codec);
         let guards = timely::execute::execute_from(
             builders,
             Box::new(comms),
@@ -117,7 +120,9 @@ impl TimelyTransport {
             move |w| {
                 let taken = ends.lock().unwrap_or_else(PoisonError::into_inner).take();
                 match taken {
-                    Some((out_rx, in_tx)) => worker::run(w, &out_rx, in_tx, &worker_stop),
+                    Some((out_rx, in_tx)) => {
+                        worker::run(w, &out_rx, in_tx, &worker_stop, &worker_codec)
+                    }
                     None => Err("a second worker in one process".into()),
                 }
             },
@@ -127,6 +132,7 @@ impl TimelyTransport {
             process,
             addresses: endpoints.addresses.clone(),
             meters,
+            codec,
             outgoing: out_tx,
             inbound: in_rx,
             all_done: false,
@@ -221,6 +227,11 @@ impl Transport for TimelyTransport {
 
     fn bytes_sent_to(&self, peer: usize) -> u64 {
         self.meters.get(peer).map_or(0, |m| m.bytes_sent())
+    }
+
+    fn codec_seconds(&self) -> (f64, f64) {
+        let s = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
+        (s(&self.codec.encode_ns), s(&self.codec.decode_ns))
     }
 
     fn traffic(&self) -> Vec<LinkTraffic> {

@@ -9,10 +9,10 @@
 //! progress tracking says no process can send anything more, the worker
 //! announces it and its dataflow ends.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
@@ -46,6 +46,18 @@ pub enum Inbound {
     AllDone,
 }
 
+/// Time the worker spends encoding outgoing and decoding arriving
+/// messages: communication work done on the worker's thread.
+#[derive(Debug, Default)]
+pub struct Codec {
+    pub encode_ns: AtomicU64,
+    pub decode_ns: AtomicU64,
+}
+
+fn add(counter: &AtomicU64, since: Instant) {
+    counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
+
 /// How long the worker sleeps when it has nothing to do (it wakes at once
 /// for network traffic, and after this for the join's outgoing queue).
 const PARK: Duration = Duration::from_millis(1);
@@ -58,19 +70,23 @@ pub fn run(
     outgoing: &Receiver<Outgoing>,
     inbound: Sender<Inbound>,
     stop: &Arc<AtomicBool>,
+    codec: &Arc<Codec>,
 ) -> Result<(), String> {
     let mut input: InputHandle<u64, Batches> = InputHandle::new();
     let mut announced = false;
+    let decode = Arc::clone(codec);
     worker.dataflow::<u64, _, _>(|scope| {
         scope.input_from(&mut input).sink(
             Exchange::new(|e: &Envelope| u64::from(e.to)),
             "Receive",
             move |(handle, frontier)| {
+                let start = Instant::now();
                 handle.for_each(|_time, batch| {
                     for e in batch.drain(..) {
                         let _ = inbound.send(Inbound::Arrived(e));
                     }
                 });
+                add(&decode.decode_ns, start);
                 if frontier.is_empty() && !announced {
                     announced = true;
                     let _ = inbound.send(Inbound::AllDone);
@@ -85,12 +101,16 @@ pub fn run(
             return Err("stopped".into());
         }
         if let Some(handle) = input.as_mut() {
+            let start = Instant::now();
             let (pushed, closed) = take_outgoing(outgoing, handle);
             if closed {
                 input = None;
             } else if pushed {
                 epoch += 1;
                 handle.advance_to(epoch);
+            }
+            if pushed {
+                add(&codec.encode_ns, start);
             }
         }
         worker.step_or_park(Some(PARK));

@@ -1,0 +1,234 @@
+//! The distributed join across network namespaces: P namespaces, each
+//! with one veth link to a bridge (in a namespace of its own, so the
+//! host's network is never touched), private addresses 10.77.0.x only
+//! inside the namespaces, every link shaped to 1 Gbit/s in both
+//! directions with `tc ... tbf`. One `numakit cluster join --hostfile
+//! --process K` runs in each namespace; the result must equal the
+//! single-machine join, and pipelining must show: each process's join
+//! span well below the sum of its computation and communication loads.
+//! Everything is removed afterwards, also when the test fails.
+//!
+//! Needs root and `ip`/`tc`; otherwise it prints `skipped` (and fails
+//! under CI). `NUMAKIT_NETNS_BIN` runs another binary (a release build,
+//! for measurements); `NUMAKIT_NETNS_ROWS` sets R's rows (S has 4x).
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const PROCESSES: usize = 4;
+
+fn skip_or_fail(why: &str) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must run the network test, but {why}"
+    );
+    eprintln!("skipped: {why}");
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+        || Command::new(tool).arg("help").output().is_ok()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Namespaces made by this test; removed on drop.
+struct Namespaces {
+    names: Vec<String>,
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Shapes egress of `dev` in namespace `ns` to 1 Gbit/s.
+fn shape(ns: &str, dev: &str) -> Result<(), String> {
+    ip(&[
+        "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", "1gbit",
+        "burst", "256kb", "latency", "50ms",
+    ])
+}
+
+fn build(ns: &mut Namespaces, tag: &str) -> Result<Vec<String>, String> {
+    let bridge = format!("nk{tag}b");
+    ip(&["netns", "add", &bridge])?;
+    ns.names.push(bridge.clone());
+    ip(&["-n", &bridge, "link", "add", "br0", "type", "bridge"])?;
+    ip(&["-n", &bridge, "link", "set", "br0", "up"])?;
+    let mut addresses = Vec::new();
+    for k in 0..PROCESSES {
+        let name = format!("nk{tag}n{k}");
+        ip(&["netns", "add", &name])?;
+        ns.names.push(name.clone());
+        let port = format!("v{k}");
+        ip(&[
+            "-n", &bridge, "link", "add", &port, "type", "veth", "peer", "name", "eth0", "netns",
+            &name,
+        ])?;
+        ip(&["-n", &bridge, "link", "set", &port, "master", "br0"])?;
+        ip(&["-n", &bridge, "link", "set", &port, "up"])?;
+        let addr = format!("10.77.0.{}", k + 1);
+        ip(&[
+            "-n",
+            &name,
+            "addr",
+            "add",
+            &format!("{addr}/24"),
+            "dev",
+            "eth0",
+        ])?;
+        ip(&["-n", &name, "link", "set", "eth0", "up"])?;
+        ip(&["-n", &name, "link", "set", "lo", "up"])?;
+        shape(&name, "eth0")?;
+        shape(&bridge, &port)?;
+        addresses.push(format!("{addr}:7000"));
+    }
+    Ok(addresses)
+}
+
+struct Killer(Vec<Child>);
+
+impl Drop for Killer {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
+    if !is_root() {
+        return skip_or_fail("not root (network namespaces need it)");
+    }
+    if !have("ip") || !have("tc") {
+        return skip_or_fail("`ip` or `tc` is missing");
+    }
+    let tag = format!("{}", std::process::id() % 100_000);
+    let mut ns = Namespaces { names: Vec::new() };
+    let addresses = match build(&mut ns, &tag) {
+        Ok(a) => a,
+        Err(why) => return skip_or_fail(&format!("cannot build the namespaces: {why}")),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, addresses.join("\n")).unwrap();
+    let bin = std::env::var("NUMAKIT_NETNS_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_numakit").to_string());
+    let rows = std::env::var("NUMAKIT_NETNS_ROWS").unwrap_or_else(|_| "500K".into());
+    let rows_s = format!("{}", numakit_rows(&rows) * 4);
+    let mut children = Killer(Vec::new());
+    for k in 0..PROCESSES {
+        let name = format!("nk{tag}n{k}");
+        let mut c = Command::new("ip");
+        c.args([
+            "netns",
+            "exec",
+            &name,
+            &bin,
+            "cluster",
+            "join",
+            "--hostfile",
+        ])
+        .arg(&hosts)
+        .args([
+            "--process",
+            &k.to_string(),
+            "--rows-r",
+            &rows,
+            "--rows-s",
+            &rows_s,
+            "--json",
+            "-q",
+        ])
+        .args(["--threads", "1", "--order", "ring"]);
+        if k == 0 {
+            c.arg("--verify");
+        }
+        children.0.push(
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    let start = Instant::now();
+    let mut outputs = Vec::new();
+    for c in children.0.drain(..) {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        outputs.push(out);
+    }
+    assert!(start.elapsed() < Duration::from_secs(120));
+    let sink: Value = serde_json::from_slice(&outputs[0].stdout).unwrap();
+    assert_eq!(sink["verified"], Value::Bool(true), "{sink}");
+    eprintln!("process  compute s  send s  receive s  span s  gain  sent MB");
+    for p in sink["per_process"].as_array().unwrap() {
+        let f = |k: &str| p[k].as_f64().unwrap();
+        eprintln!(
+            "{}        {:.3}      {:.3}   {:.3}      {:.3}   {:.2}  {:.1}",
+            p["process"],
+            f("compute_seconds"),
+            f("send_seconds"),
+            f("receive_seconds"),
+            f("span_seconds"),
+            f("intra_node_gain"),
+            f("bytes_sent") / 1e6
+        );
+        // The links were used, and loads overlapped: the span is well
+        // below the sum of computation and communication.
+        assert!(f("send_seconds") > 0.0 && f("receive_seconds") > 0.0, "{p}");
+        assert!(f("intra_node_gain") > 1.3, "no overlap: {p}");
+    }
+    drop(ns);
+    let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&left.stdout).contains(&format!("nk{tag}")),
+        "every namespace removed"
+    );
+}
+
+fn numakit_rows(text: &str) -> u64 {
+    let t = text.trim();
+    let (digits, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1_000),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1_000_000),
+        _ => (t, 1),
+    };
+    digits.parse::<u64>().expect("rows") * mult
+}
