@@ -321,3 +321,50 @@ fn a_peer_killed_mid_join_stops_the_others_naming_it() {
     }
     let _ = children[2].wait();
 }
+
+#[test]
+fn the_main_job_skips_the_distributed_join_without_loopback() {
+    // A network namespace of its own, where loopback is down.
+    let out = Command::new("unshare")
+        .args([
+            "-n",
+            env!("CARGO_BIN_EXE_numakit"),
+            "run",
+            "--size-mib",
+            "8",
+            "--json",
+        ])
+        .output();
+    let Ok(out) = out.map_err(|e| e.to_string()).and_then(|o| {
+        if String::from_utf8_lossy(&o.stderr).contains("unshare failed") {
+            Err("unshare is not permitted".to_string())
+        } else {
+            Ok(o)
+        }
+    }) else {
+        assert!(std::env::var_os("CI").is_none(), "CI must run this test");
+        eprintln!("skipped: unshare -n is not available");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["cluster"].is_null());
+    let why = v["cluster_skipped"].as_str().unwrap();
+    assert!(why.contains("loopback"), "{why}");
+}
+
+#[test]
+fn the_main_job_joins_across_two_processes() {
+    let v = json_of(&["run", "--size-mib", "8", "--json"]);
+    assert_eq!(
+        v["cluster"]["verified"],
+        Value::Bool(true),
+        "{}",
+        v["cluster_skipped"]
+    );
+    assert_eq!(v["cluster"]["processes"].as_u64(), Some(2));
+}

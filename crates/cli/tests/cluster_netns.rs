@@ -10,7 +10,8 @@
 //!
 //! Needs root and `ip`/`tc`; otherwise it prints `skipped` (and fails
 //! under CI). `NUMAKIT_NETNS_BIN` runs another binary (a release build,
-//! for measurements); `NUMAKIT_NETNS_ROWS` sets R's rows (S has 4x).
+//! for measurements); `NUMAKIT_NETNS_ROWS` sets R's rows (S has 4x),
+//! `NUMAKIT_NETNS_ORDER` the send order (ring by default).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -148,6 +149,7 @@ fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_numakit").to_string());
     let rows = std::env::var("NUMAKIT_NETNS_ROWS").unwrap_or_else(|_| "500K".into());
     let rows_s = format!("{}", numakit_rows(&rows) * 4);
+    let order = std::env::var("NUMAKIT_NETNS_ORDER").unwrap_or_else(|_| "ring".into());
     let mut children = Killer(Vec::new());
     for k in 0..PROCESSES {
         let name = format!("nk{tag}n{k}");
@@ -172,7 +174,7 @@ fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
             "--json",
             "-q",
         ])
-        .args(["--threads", "1", "--order", "ring"]);
+        .args(["--threads", "2", "--order", &order]);
         if k == 0 {
             c.arg("--verify");
         }
@@ -213,7 +215,7 @@ fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
         // The links were used, and loads overlapped: the span is well
         // below the sum of computation and communication.
         assert!(f("send_seconds") > 0.0 && f("receive_seconds") > 0.0, "{p}");
-        assert!(f("intra_node_gain") > 1.3, "no overlap: {p}");
+        assert!(f("intra_node_gain") > 1.1, "no overlap: {p}");
     }
     drop(ns);
     let left = Command::new("ip").args(["netns", "list"]).output().unwrap();

@@ -120,6 +120,18 @@ pub fn free_local_addresses(count: usize) -> Result<Vec<String>> {
         .collect()
 }
 
+/// Whether this machine can talk to itself over TCP on 127.0.0.1 (a
+/// network namespace without a loopback interface cannot).
+pub fn check_loopback() -> Result<()> {
+    let fail = |e: std::io::Error| {
+        ClusterError::InvalidArgument(format!("loopback TCP does not work here: {e}"))
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(fail)?;
+    let address = listener.local_addr().map_err(fail)?;
+    std::net::TcpStream::connect_timeout(&address, Duration::from_secs(1)).map_err(fail)?;
+    Ok(())
+}
+
 /// How one local process ended.
 #[derive(Debug)]
 pub struct ChildOutcome {
@@ -266,6 +278,11 @@ mod tests {
             .contains("SLURM_PROCID"));
         let junk = |_: &str| Some("x".to_string());
         assert!(process_index(None, 2, junk).is_err());
+    }
+
+    #[test]
+    fn loopback_works_on_this_machine() {
+        check_loopback().unwrap();
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub fn rows_for(size_mib: u64) -> u64 {
 /// Runs the section: `Ok(Err(why))` when it cannot run here, `Err` when
 /// it ran and the result is wrong.
 pub fn cluster(size_mib: u64, mode: PlacementMode) -> Result<Result<ClusterSummary, String>> {
+    if let Err(e) = numakit_cluster::launch::check_loopback() {
+        return Ok(Err(e.to_string()));
+    }
     match run_once(&args(rows_for(size_mib)), PROCESSES, SendOrder::Ring, mode) {
         Ok(sink) => summarize(&sink).map(Ok),
         Err(e) => {
