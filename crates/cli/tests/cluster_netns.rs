@@ -18,7 +18,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const PROCESSES: usize = 4;
+/// Processes (and namespaces) by default; `NUMAKIT_NETNS_PROCESSES`
+/// changes it. Two keep a 2-core test machine from starving them.
+const PROCESSES: usize = 2;
+
+fn processes() -> usize {
+    std::env::var("NUMAKIT_NETNS_PROCESSES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(PROCESSES)
+}
 
 fn skip_or_fail(why: &str) {
     assert!(
@@ -87,7 +96,7 @@ fn build(ns: &mut Namespaces, tag: &str) -> Result<Vec<String>, String> {
     ip(&["-n", &bridge, "link", "add", "br0", "type", "bridge"])?;
     ip(&["-n", &bridge, "link", "set", "br0", "up"])?;
     let mut addresses = Vec::new();
-    for k in 0..PROCESSES {
+    for k in 0..processes() {
         let name = format!("nk{tag}n{k}");
         ip(&["netns", "add", &name])?;
         ns.names.push(name.clone());
@@ -142,6 +151,19 @@ fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
         Ok(a) => a,
         Err(why) => return skip_or_fail(&format!("cannot build the namespaces: {why}")),
     };
+    let sink = join_in_namespaces(&addresses, &tag);
+    assert_eq!(sink["verified"], Value::Bool(true), "{sink}");
+    print_and_check(&sink);
+    drop(ns);
+    let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&left.stdout).contains(&format!("nk{tag}")),
+        "every namespace removed"
+    );
+}
+
+/// Runs one process in each namespace; returns the sink's report.
+fn join_in_namespaces(addresses: &[String], tag: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let hosts = dir.path().join("hosts");
     std::fs::write(&hosts, addresses.join("\n")).unwrap();
@@ -151,7 +173,7 @@ fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
     let rows_s = format!("{}", numakit_rows(&rows) * 4);
     let order = std::env::var("NUMAKIT_NETNS_ORDER").unwrap_or_else(|_| "ring".into());
     let mut children = Killer(Vec::new());
-    for k in 0..PROCESSES {
+    for k in 0..processes() {
         let name = format!("nk{tag}n{k}");
         let mut c = Command::new("ip");
         c.args([
@@ -171,10 +193,8 @@ fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
             &rows,
             "--rows-s",
             &rows_s,
-            "--json",
-            "-q",
         ])
-        .args(["--threads", "2", "--order", &order]);
+        .args(["--json", "-q", "--threads", "2", "--order", &order]);
         if k == 0 {
             c.arg("--verify");
         }
@@ -187,8 +207,9 @@ fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
     }
     let start = Instant::now();
     let mut outputs = Vec::new();
-    for c in children.0.drain(..) {
-        let out = c.wait_with_output().unwrap();
+    while !children.0.is_empty() {
+        // Taken one at a time: the rest are still killed if this fails.
+        let out = children.0.remove(0).wait_with_output().unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -197,9 +218,16 @@ fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
         outputs.push(out);
     }
     assert!(start.elapsed() < Duration::from_secs(120));
-    let sink: Value = serde_json::from_slice(&outputs[0].stdout).unwrap();
-    assert_eq!(sink["verified"], Value::Bool(true), "{sink}");
+    serde_json::from_slice(&outputs[0].stdout).unwrap()
+}
+
+/// Prints the per-process table and checks that every process used its
+/// links and that loads overlapped: over all processes, the spans add up
+/// to well below the computation and communication loads (each process's
+/// own ratio is noisy on a small machine that runs all of them).
+fn print_and_check(sink: &Value) {
     eprintln!("process  compute s  send s  receive s  span s  gain  sent MB");
+    let (mut loads, mut spans) = (0.0, 0.0);
     for p in sink["per_process"].as_array().unwrap() {
         let f = |k: &str| p[k].as_f64().unwrap();
         eprintln!(
@@ -212,16 +240,19 @@ fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
             f("intra_node_gain"),
             f("bytes_sent") / 1e6
         );
-        // The links were used, and loads overlapped: the span is well
-        // below the sum of computation and communication.
         assert!(f("send_seconds") > 0.0 && f("receive_seconds") > 0.0, "{p}");
-        assert!(f("intra_node_gain") > 1.1, "no overlap: {p}");
+        assert!(f("intra_node_gain") > 1.0, "no overlap at all: {p}");
+        loads += f("compute_seconds") + f("send_seconds") + f("receive_seconds");
+        spans += f("span_seconds");
     }
-    drop(ns);
-    let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    eprintln!(
+        "system join span {:.3} s; loads / spans over all processes {:.2}",
+        sink["span_seconds"].as_f64().unwrap(),
+        loads / spans
+    );
     assert!(
-        !String::from_utf8_lossy(&left.stdout).contains(&format!("nk{tag}")),
-        "every namespace removed"
+        loads / spans > 1.15,
+        "loads hardly overlap: {loads:.3} s of loads in {spans:.3} s of spans"
     );
 }
 

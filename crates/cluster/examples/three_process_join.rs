@@ -19,6 +19,39 @@ use numakit_pool::PoolBuilder;
 
 const PROCESSES: usize = 3;
 
+/// Process `i`: its pool, its share of the data, its connections, its join.
+fn process(
+    i: usize,
+    addresses: Vec<String>,
+    spec: &JoinSpec,
+    r: &GenSpec,
+    s: &GenSpec,
+) -> numakit_cluster::Result<numakit_cluster::ProcessRun> {
+    let topology = numakit_topology::discover()
+        .map_err(|e| numakit_cluster::ClusterError::InvalidArgument(e.to_string()))?;
+    let pool = PoolBuilder::new(Arc::new(topology))
+        .placement(PlacementMode::Off)
+        .threads(1)
+        .build()?;
+    let left = generated_share(&pool, r, i, PROCESSES)?;
+    let right = generated_share(&pool, s, i, PROCESSES)?;
+    let endpoints = Endpoints {
+        process: i,
+        addresses,
+        timeout: Duration::from_secs(20),
+        fingerprint: spec.fingerprint(),
+    };
+    let transport = numakit_cluster::transport::connect(&endpoints)?;
+    run_process(
+        &pool,
+        transport,
+        &left,
+        &right,
+        spec,
+        Duration::from_secs(600),
+    )
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addresses = free_local_addresses(PROCESSES)?;
     let r = GenSpec {
@@ -37,33 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handles: Vec<_> = (0..PROCESSES)
         .map(|i| {
             let (addresses, spec) = (addresses.clone(), spec.clone());
-            std::thread::spawn(move || -> numakit_cluster::Result<_> {
-                let topology =
-                    Arc::new(numakit_topology::discover().map_err(|e| {
-                        numakit_cluster::ClusterError::InvalidArgument(e.to_string())
-                    })?);
-                let pool = PoolBuilder::new(topology)
-                    .placement(PlacementMode::Off)
-                    .threads(1)
-                    .build()?;
-                let left = generated_share(&pool, &r, i, PROCESSES)?;
-                let right = generated_share(&pool, &s, i, PROCESSES)?;
-                let endpoints = Endpoints {
-                    process: i,
-                    addresses,
-                    timeout: Duration::from_secs(20),
-                    fingerprint: spec.fingerprint(),
-                };
-                let transport = numakit_cluster::transport::connect(&endpoints)?;
-                run_process(
-                    &pool,
-                    transport,
-                    &left,
-                    &right,
-                    &spec,
-                    Duration::from_secs(600),
-                )
-            })
+            std::thread::spawn(move || process(i, addresses, &spec, &r, &s))
         })
         .collect();
     for h in handles {

@@ -155,6 +155,52 @@ struct Running {
     status: Option<ExitStatus>,
 }
 
+fn start(mut c: Command) -> Result<Running> {
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let no = |what: &str| ClusterError::Transport(format!("no {what} of a started process"));
+    let out = drain(child.stdout.take().ok_or_else(|| no("stdout"))?);
+    let err = drain(child.stderr.take().ok_or_else(|| no("stderr"))?);
+    Ok(Running {
+        child,
+        out,
+        err,
+        status: None,
+    })
+}
+
+/// Waits for every process; after the first failure the others get
+/// `grace`, and nothing runs past `timeout`.
+fn watch(running: &mut [Running], grace: Duration, timeout: Duration) -> Result<()> {
+    let start = Instant::now();
+    let mut failed_at: Option<Instant> = None;
+    loop {
+        for r in running.iter_mut().filter(|r| r.status.is_none()) {
+            if let Some(s) = r.child.try_wait()? {
+                r.status = Some(s);
+                if !s.success() && failed_at.is_none() {
+                    failed_at = Some(Instant::now());
+                }
+            }
+        }
+        if running.iter().all(|r| r.status.is_some()) {
+            return Ok(());
+        }
+        let give_up = failed_at.is_some_and(|t| t.elapsed() > grace) || start.elapsed() > timeout;
+        if give_up {
+            for r in running.iter_mut().filter(|r| r.status.is_none()) {
+                let _ = r.child.kill();
+                let _ = r.child.wait();
+            }
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn drain(mut r: impl Read + Send + 'static) -> JoinHandle<String> {
     std::thread::spawn(move || {
         let mut s = String::new();
@@ -172,55 +218,19 @@ pub fn run_local(
     timeout: Duration,
 ) -> Result<Vec<ChildOutcome>> {
     let mut running = Vec::with_capacity(commands.len());
-    for mut c in commands {
-        let mut child = c
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
-        let out = drain(
-            child
-                .stdout
-                .take()
-                .ok_or_else(|| ClusterError::Transport("no stdout".into()))?,
-        );
-        let err = drain(
-            child
-                .stderr
-                .take()
-                .ok_or_else(|| ClusterError::Transport("no stderr".into()))?,
-        );
-        running.push(Running {
-            child,
-            out,
-            err,
-            status: None,
-        });
-    }
-    let start = Instant::now();
-    let mut failed_at: Option<Instant> = None;
-    loop {
-        for r in running.iter_mut().filter(|r| r.status.is_none()) {
-            if let Some(s) = r.child.try_wait()? {
-                r.status = Some(s);
-                if !s.success() && failed_at.is_none() {
-                    failed_at = Some(Instant::now());
+    for c in commands {
+        match start(c) {
+            Ok(r) => running.push(r),
+            Err(e) => {
+                for r in &mut running {
+                    let _ = r.child.kill();
+                    let _ = r.child.wait();
                 }
+                return Err(e);
             }
         }
-        if running.iter().all(|r| r.status.is_some()) {
-            break;
-        }
-        let give_up = failed_at.is_some_and(|t| t.elapsed() > grace) || start.elapsed() > timeout;
-        if give_up {
-            for r in running.iter_mut().filter(|r| r.status.is_none()) {
-                let _ = r.child.kill();
-                let _ = r.child.wait();
-            }
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
     }
+    watch(&mut running, grace, timeout)?;
     Ok(running
         .into_iter()
         .enumerate()

@@ -64,38 +64,11 @@ pub fn run(
     let spinner = Spinner::new(quiet || json);
     let mut points = Vec::new();
     for &p in &counts {
-        let mut runs: Vec<Vec<SinkOutput>> = vec![Vec::new(); orders.len()];
-        for rep in 0..args.reps {
-            // Alternate which order goes first, so neither always runs cold.
-            for k in 0..orders.len() {
-                let i = if rep % 2 == 0 {
-                    k
-                } else {
-                    orders.len() - 1 - k
-                };
-                spinner.set_prefix(format!(
-                    "{p} processes, {} order, run {}",
-                    orders[i].name(),
-                    rep + 1
-                ));
-                runs[i].push(run_once(args, p, orders[i], mode)?);
-            }
-        }
-        for (order, reps) in orders.iter().zip(runs) {
-            points.push(point(p, *order, reps)?);
-        }
+        points.extend(measure(args, p, &orders, mode, &spinner)?);
     }
     spinner.finish();
     if counts.len() > 1 {
-        for order in &orders {
-            let one = points
-                .iter()
-                .find(|q| q.processes == 1 && q.order == *order)
-                .map(|q| q.span_seconds);
-            for q in points.iter_mut().filter(|q| q.order == *order) {
-                q.speedup = one.map(|s| speedup(s, q.span_seconds));
-            }
-        }
+        add_speedups(&mut points, &orders);
     }
     if let Some(path) = &args.chart {
         write_chart(path, &points)?;
@@ -110,6 +83,51 @@ pub fn run(
         );
     }
     Ok(())
+}
+
+/// `--reps` runs of each order with `p` processes, alternating which
+/// order goes first so that neither always runs cold.
+fn measure(
+    args: &ClusterJoinArgs,
+    p: usize,
+    orders: &[SendOrder],
+    mode: PlacementMode,
+    spinner: &Spinner,
+) -> Result<Vec<RunPoint>> {
+    let mut runs: Vec<Vec<SinkOutput>> = vec![Vec::new(); orders.len()];
+    for rep in 0..args.reps {
+        for k in 0..orders.len() {
+            let i = if rep % 2 == 0 {
+                k
+            } else {
+                orders.len() - 1 - k
+            };
+            spinner.set_prefix(format!(
+                "{p} processes, {} order, run {}",
+                orders[i].name(),
+                rep + 1
+            ));
+            runs[i].push(run_once(args, p, orders[i], mode)?);
+        }
+    }
+    orders
+        .iter()
+        .zip(runs)
+        .map(|(order, reps)| point(p, *order, reps))
+        .collect()
+}
+
+/// Each point's speedup over the one-process point of its order.
+fn add_speedups(points: &mut [RunPoint], orders: &[SendOrder]) {
+    for order in orders {
+        let one = points
+            .iter()
+            .find(|q| q.processes == 1 && q.order == *order)
+            .map(|q| q.span_seconds);
+        for q in points.iter_mut().filter(|q| q.order == *order) {
+            q.speedup = one.map(|s| speedup(s, q.span_seconds));
+        }
+    }
 }
 
 fn point(processes: usize, order: SendOrder, reps: Vec<SinkOutput>) -> Result<RunPoint> {
