@@ -99,6 +99,32 @@ fn local_runs_equal_the_single_machine_join() {
 }
 
 #[test]
+fn a_sweep_reports_the_speedup_and_draws_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("speedup.svg");
+    let v = json_of(&[
+        "cluster",
+        "join",
+        "--local",
+        "2",
+        "--sweep",
+        "--rows-r",
+        "5K",
+        "--rows-s",
+        "10K",
+        "--json",
+        "--chart",
+        chart.to_str().unwrap(),
+    ]);
+    let points = v.as_array().expect("one point per process count");
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[0]["speedup"].as_f64(), Some(1.0));
+    assert!(points[1]["speedup"].as_f64().unwrap() > 0.0);
+    assert_eq!(points[0]["last"]["result"], points[1]["last"]["result"]);
+    assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
+}
+
+#[test]
 fn both_orders_side_by_side_agree_and_files_are_written() {
     let v = json_of(&[
         "cluster",

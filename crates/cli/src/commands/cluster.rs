@@ -42,6 +42,10 @@ fn join(args: &ClusterJoinArgs, mode: PlacementMode, json: bool, quiet: bool) ->
     let Some(hostfile) = &args.hostfile else {
         bail!("where are the processes? Pass --local P (P processes on this machine) or --hostfile FILE (see --help)");
     };
+    ensure!(
+        args.reps == 1,
+        "--reps needs --local (one process runs one join)"
+    );
     let addresses = launch::read_hostfile(hostfile, args.port)?;
     let (me, _) = launch::process_index(args.process, addresses.len(), |v| std::env::var(v).ok())?;
     let out = one_process(args, &addresses, me, mode, quiet)?;

@@ -350,36 +350,40 @@ fn write_chart(path: &Path, points: &[RunPoint]) -> Result<()> {
             &series,
         )
     } else {
-        let last = &points.last().context("nothing to draw")?.last;
-        let mut list = Vec::new();
-        for p in &last.per_process {
-            let m = &p.metrics;
-            let values = [
-                m.compute_seconds,
-                m.send_seconds,
-                m.receive_seconds,
-                m.span_seconds,
-            ];
-            for (k, (name, v)) in ["compute", "send", "receive", "span"]
-                .iter()
-                .zip(values)
-                .enumerate()
-            {
-                list.push(Bar {
-                    label: format!("p{} {name}", m.process),
-                    colour: k,
-                    min: v,
-                    median: v,
-                    max: v,
-                });
-            }
-        }
-        bars(
-            "distributed join: loads and join span per process (Chakraborty Fig. 5)",
-            "seconds",
-            &list,
-            None,
-        )
+        loads_chart(&points.last().context("nothing to draw")?.last)
     };
     write_whole(path, svg.as_bytes())
+}
+
+/// Bars of each process's loads and join span (Chakraborty Figure 5).
+pub fn loads_chart(sink: &SinkOutput) -> String {
+    let mut list = Vec::new();
+    for p in &sink.per_process {
+        let m = &p.metrics;
+        let values = [
+            m.compute_seconds,
+            m.send_seconds,
+            m.receive_seconds,
+            m.span_seconds,
+        ];
+        for (k, (name, v)) in ["compute", "send", "receive", "span"]
+            .iter()
+            .zip(values)
+            .enumerate()
+        {
+            list.push(Bar {
+                label: format!("p{} {name}", m.process),
+                colour: k,
+                min: v,
+                median: v,
+                max: v,
+            });
+        }
+    }
+    bars(
+        "distributed join: loads and join span per process (Chakraborty Fig. 5)",
+        "seconds",
+        &list,
+        None,
+    )
 }
