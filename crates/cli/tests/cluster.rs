@@ -394,3 +394,73 @@ fn the_main_job_joins_across_two_processes() {
     );
     assert_eq!(v["cluster"]["processes"].as_u64(), Some(2));
 }
+
+#[test]
+fn per_process_files_are_joined_and_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    for p in 0..3u64 {
+        let mut r = String::from("key,val\n");
+        let mut s = String::from("key,val\n");
+        for i in 0..400u64 {
+            r.push_str(&format!("{},{}\n", (i * 7 + p) % 150, p * 1000 + i));
+            s.push_str(&format!("{},{}\n", (i * 13 + p * 5) % 150, p * 1000 + i));
+        }
+        std::fs::write(dir.path().join(format!("r-{p}.csv")), r).unwrap();
+        std::fs::write(dir.path().join(format!("s-{p}.csv")), s).unwrap();
+    }
+    let left = dir.path().join("r-{process}.csv");
+    let right = dir.path().join("s-{process}.csv");
+    for predicate in ["eq", "band:1"] {
+        let v = json_of(&[
+            "cluster",
+            "join",
+            "--local",
+            "3",
+            "--left",
+            left.to_str().unwrap(),
+            "--right",
+            right.to_str().unwrap(),
+            "--payload",
+            "val",
+            "--predicate",
+            predicate,
+            "--verify",
+            "--json",
+            "--threads",
+            "1",
+        ]);
+        assert_eq!(v["verified"], Value::Bool(true), "{predicate}: {v}");
+        assert_eq!(v["left_rows"].as_u64(), Some(1200));
+        assert!(v["result"]["rows"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn a_process_bound_by_its_launcher_says_so() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, free_ports(1).join("\n")).unwrap();
+    let out = Command::new("taskset")
+        .args([
+            "-c",
+            "0",
+            env!("CARGO_BIN_EXE_numakit"),
+            "cluster",
+            "join",
+            "--hostfile",
+        ])
+        .arg(&hosts)
+        .args(["--rows-r", "2K", "--rows-s", "4K"])
+        .env("OMPI_COMM_WORLD_RANK", "0")
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: no taskset");
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    if cpus > 1 {
+        assert!(stderr.contains("--bind-to none"), "{stderr}");
+    }
+}
