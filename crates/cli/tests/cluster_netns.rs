@@ -8,6 +8,10 @@
 //! span well below the sum of its computation and communication loads.
 //! Everything is removed afterwards, also when the test fails.
 //!
+//! A second test cuts one namespace's link mid-join (no process dies, no
+//! connection is closed: the peer just stops answering); the other
+//! process must stop with an error naming that peer within 30 s.
+//!
 //! Needs root and `ip`/`tc`; otherwise it prints `skipped` (and fails
 //! under CI). `NUMAKIT_NETNS_BIN` runs another binary (a release build,
 //! for measurements); `NUMAKIT_NETNS_ROWS` sets R's rows (S has 4x),
@@ -89,14 +93,14 @@ fn shape(ns: &str, dev: &str) -> Result<(), String> {
     ])
 }
 
-fn build(ns: &mut Namespaces, tag: &str) -> Result<Vec<String>, String> {
+fn build(ns: &mut Namespaces, tag: &str, processes: usize) -> Result<Vec<String>, String> {
     let bridge = format!("nk{tag}b");
     ip(&["netns", "add", &bridge])?;
     ns.names.push(bridge.clone());
     ip(&["-n", &bridge, "link", "add", "br0", "type", "bridge"])?;
     ip(&["-n", &bridge, "link", "set", "br0", "up"])?;
     let mut addresses = Vec::new();
-    for k in 0..processes() {
+    for k in 0..processes {
         let name = format!("nk{tag}n{k}");
         ip(&["netns", "add", &name])?;
         ns.names.push(name.clone());
@@ -139,15 +143,12 @@ impl Drop for Killer {
 
 #[test]
 fn the_join_across_namespaces_on_1_gbit_links_pipelines() {
-    if !is_root() {
-        return skip_or_fail("not root (network namespaces need it)");
+    if !usable() {
+        return;
     }
-    if !have("ip") || !have("tc") {
-        return skip_or_fail("`ip` or `tc` is missing");
-    }
-    let tag = format!("{}", std::process::id() % 100_000);
+    let tag = format!("{}p", std::process::id() % 100_000);
     let mut ns = Namespaces { names: Vec::new() };
-    let addresses = match build(&mut ns, &tag) {
+    let addresses = match build(&mut ns, &tag, processes()) {
         Ok(a) => a,
         Err(why) => return skip_or_fail(&format!("cannot build the namespaces: {why}")),
     };
@@ -264,4 +265,111 @@ fn numakit_rows(text: &str) -> u64 {
         _ => (t, 1),
     };
     digits.parse::<u64>().expect("rows") * mult
+}
+
+/// Whether this machine can run the tests here; says why not.
+fn usable() -> bool {
+    if !is_root() {
+        skip_or_fail("not root (network namespaces need it)");
+        return false;
+    }
+    if !have("ip") || !have("tc") {
+        skip_or_fail("`ip` or `tc` is missing");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn a_peer_cut_off_mid_join_is_named_within_30_seconds() {
+    if !usable() {
+        return;
+    }
+    let tag = format!("{}c", std::process::id() % 100_000);
+    let mut ns = Namespaces { names: Vec::new() };
+    let addresses = match build(&mut ns, &tag, 2) {
+        Ok(a) => a,
+        Err(why) => return skip_or_fail(&format!("cannot build the namespaces: {why}")),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, addresses.join("\n")).unwrap();
+    let mut children = Killer(Vec::new());
+    let mut logs = Vec::new();
+    for k in 0..2 {
+        let name = format!("nk{tag}n{k}");
+        let mut c = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &name,
+                env!("CARGO_BIN_EXE_numakit"),
+                "cluster",
+                "join",
+                "--hostfile",
+            ])
+            .arg(&hosts)
+            .args([
+                "--process",
+                &k.to_string(),
+                "--rows-r",
+                "30K",
+                "--rows-s",
+                "60K",
+            ])
+            .args(["--threads", "1", "--task-delay-ms", "100"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        logs.push(lines_of(&mut c));
+        children.0.push(c);
+    }
+    for log in &logs {
+        wait_for_line(log, "joining");
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    ip(&["-n", &format!("nk{tag}n1"), "link", "set", "eth0", "down"]).unwrap();
+    let cut = Instant::now();
+    let status = loop {
+        if let Some(s) = children.0[0].try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            cut.elapsed() < Duration::from_secs(30),
+            "process 0 still runs 30 s after the cut"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let text: Vec<String> = logs[0].try_iter().collect();
+    let text = text.join("\n");
+    eprintln!(
+        "process 0 stopped {:.1} s after the cut: {text}",
+        cut.elapsed().as_secs_f64()
+    );
+    assert_eq!(status.code(), Some(2), "{text}");
+    assert!(text.contains("peer 1"), "{text}");
+}
+
+fn lines_of(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    rx
+}
+
+fn wait_for_line(log: &std::sync::mpsc::Receiver<String>, needle: &str) {
+    loop {
+        let line = log
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the process should start joining");
+        if line.contains(needle) {
+            return;
+        }
+    }
 }

@@ -8,7 +8,11 @@
 //! refuses, so a process started with other options, or twice with the
 //! same index, is caught here with an error that names it, not later as
 //! a wrong result. A peer that does not show up within the timeout is an
-//! error naming the peer: nothing waits forever.
+//! error naming the peer: nothing waits forever. Every connection then
+//! watches its peer's liveness (TCP keepalive probes while idle, and a
+//! limit on how long sent data may stay unacknowledged), so a peer whose
+//! machine stops answering, without closing anything, is noticed within
+//! about [`LIVENESS`].
 //!
 //! This module only makes connected sockets; it knows no message format
 //! beyond its own greeting.
@@ -18,6 +22,12 @@ use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use crate::error::{ClusterError, Result};
+
+/// About how long a peer may stop answering before it counts as lost.
+pub const LIVENESS: Duration = Duration::from_secs(15);
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
+const KEEPALIVE_PROBES: u32 = 5;
 
 const HELLO: u64 = 0x6e75_6d61_6b69_7431; // "numakit1"
 const ACCEPTED: u64 = 1;
@@ -86,6 +96,21 @@ pub fn establish(e: &Endpoints) -> Result<Vec<Option<TcpStream>>> {
     Ok(sockets)
 }
 
+/// Makes the kernel give up on the connection when the peer stops
+/// answering: after [`KEEPALIVE_IDLE`] without traffic it probes every
+/// [`KEEPALIVE_INTERVAL`] (idle connections), and data unacknowledged for
+/// [`LIVENESS`] breaks the connection (busy ones). Either way the next
+/// read or write fails, and the transport reports the peer lost.
+fn watch_liveness(s: &TcpStream) -> std::io::Result<()> {
+    let socket = socket2::SockRef::from(s);
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time(KEEPALIVE_IDLE)
+        .with_interval(KEEPALIVE_INTERVAL)
+        .with_retries(KEEPALIVE_PROBES);
+    socket.set_tcp_keepalive(&keepalive)?;
+    socket.set_tcp_user_timeout(Some(LIVENESS))
+}
+
 fn resolve(address: &str) -> std::io::Result<SocketAddr> {
     address.to_socket_addrs()?.next().ok_or_else(|| {
         std::io::Error::new(
@@ -151,6 +176,7 @@ fn greet(s: &mut TcpStream, peer: usize, e: &Endpoints, deadline: Instant) -> Re
         why,
     };
     s.set_nodelay(true)?;
+    watch_liveness(s)?;
     let wait = deadline
         .saturating_duration_since(Instant::now())
         .max(Duration::from_millis(100));
@@ -220,6 +246,7 @@ fn welcome(
 ) -> Result<Option<(usize, TcpStream)>> {
     s.set_nonblocking(false)?;
     s.set_nodelay(true)?;
+    watch_liveness(&s)?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
     let Ok([hello, processes, peer, fingerprint]) = read_words::<4>(&mut s) else {
         return Ok(None);
