@@ -156,3 +156,103 @@ impl Outbox {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::transport::{Finished, LinkTraffic};
+
+    /// Records what is queued; a link "takes" bytes only when told.
+    struct Recorder {
+        sent: Vec<(usize, Message)>,
+        taken: Vec<u64>,
+    }
+
+    impl Transport for Recorder {
+        fn process(&self) -> usize {
+            0
+        }
+        fn processes(&self) -> usize {
+            3
+        }
+        fn address(&self, peer: usize) -> String {
+            format!("peer{peer}")
+        }
+        fn send(&mut self, to: usize, message: Message) -> Result<()> {
+            self.sent.push((to, message));
+            Ok(())
+        }
+        fn recv(&mut self, _timeout: Duration) -> Result<Option<(usize, Message)>> {
+            Ok(None)
+        }
+        fn bytes_sent_to(&self, peer: usize) -> u64 {
+            self.taken[peer]
+        }
+        fn traffic(&self) -> Vec<LinkTraffic> {
+            Vec::new()
+        }
+        fn finish(self: Box<Self>, _timeout: Duration) -> Result<Finished> {
+            Ok((Vec::new(), Vec::new()))
+        }
+    }
+
+    fn pieces() -> Pieces {
+        let rows = |n: usize| Some(vec![Tuple::new(1, 1); n]);
+        Pieces::PerPeer(vec![
+            vec![None, None],
+            vec![rows(2), rows(0)],
+            vec![rows(3), rows(1)],
+        ])
+    }
+
+    #[test]
+    fn ring_order_waits_for_each_phase_to_leave_its_link() {
+        let mut out = Outbox::new(SendOrder::Ring);
+        out.add(Side::Left, pieces(), 0, 3);
+        let mut t = Recorder {
+            sent: Vec::new(),
+            taken: vec![0; 3],
+        };
+        out.pump(&mut t).unwrap();
+        // Phase 1: both pieces and the end marker for peer 1, then a wait.
+        assert_eq!(t.sent.len(), 3);
+        assert!(t.sent.iter().all(|(to, _)| *to == 1));
+        out.pump(&mut t).unwrap();
+        assert_eq!(
+            t.sent.len(),
+            3,
+            "nothing more until the link took the phase"
+        );
+        assert!(!out.done());
+        t.taken[1] = 2 * 16;
+        out.pump(&mut t).unwrap();
+        assert_eq!(t.sent.len(), 6);
+        assert!(t.sent[3..].iter().all(|(to, _)| *to == 2));
+        assert!(matches!(t.sent[5].1, Message::EndOfSide { pieces: 2, .. }));
+        t.taken[2] = 4 * 16;
+        out.pump(&mut t).unwrap();
+        assert!(out.done());
+        assert!(
+            !out.flushed(&t),
+            "the framing of 6 messages has not left yet"
+        );
+        t.taken = vec![0, 1000, 1000];
+        assert!(out.flushed(&t));
+    }
+
+    #[test]
+    fn all_at_once_queues_everything_interleaved() {
+        let mut out = Outbox::new(SendOrder::AllAtOnce);
+        out.add(Side::Right, pieces(), 0, 3);
+        let mut t = Recorder {
+            sent: Vec::new(),
+            taken: vec![0; 3],
+        };
+        out.pump(&mut t).unwrap();
+        assert!(out.done());
+        let to: Vec<usize> = t.sent.iter().map(|(to, _)| *to).collect();
+        assert_eq!(to, [1, 2, 1, 2, 1, 2]);
+    }
+}
