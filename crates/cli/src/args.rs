@@ -90,6 +90,11 @@ pub enum Command {
     /// Benchmarks (medians of repetitions, measured side by side).
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// The distributed join across processes and machines (Chakraborty):
+    /// hash distribution or broadcast, ring-order exchange pipelined with
+    /// the join, per-process loads, join span and intra-node gain.
+    #[command(subcommand)]
+    Cluster(crate::cluster_args::ClusterCommand),
 }
 
 #[derive(Debug, Args)]

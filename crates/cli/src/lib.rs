@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod chart;
+pub mod cluster_args;
 pub mod commands;
 pub mod files;
 pub mod format;

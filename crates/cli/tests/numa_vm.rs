@@ -120,6 +120,23 @@ fn check_main_job(g: &Guest, run: &Value, morsel_kib: u64) {
         "the main job's probe section: {}",
         run["probe_skipped"]
     );
+    // The distributed join (two processes over the guest's loopback) ran
+    // and matched the single-machine join, or said why it could not run.
+    match run["cluster"]["verified"].as_bool() {
+        Some(verified) => assert!(verified, "the distributed join: {}", run["cluster"]),
+        None => {
+            let why = run["cluster_skipped"].as_str();
+            assert!(
+                why.is_some(),
+                "the distributed join neither ran nor said why"
+            );
+            eprintln!(
+                "guest with {} nodes: distributed join skipped: {}",
+                g.nodes,
+                why.unwrap_or_default()
+            );
+        }
+    }
     let pairs = g.nodes.min(g.cpus) * g.nodes;
     assert_eq!(
         run["probe"]["pairs"].as_array().map(Vec::len),

@@ -141,31 +141,55 @@ impl Permutation {
 
 /// Generates `spec` on `pool`.
 pub fn generate(pool: &Pool, spec: &GenSpec) -> Result<Relation> {
+    generate_rows(pool, spec, 0..spec.rows)
+}
+
+/// Generates only the tuples `rows` (a range of row numbers below
+/// `spec.rows`) of the relation `spec` describes: tuple j of the result is
+/// tuple `rows.start + j` of [`generate`]'s. The slices of a partition of
+/// `0..spec.rows` therefore add up to the whole relation, however many
+/// parts there are (the distributed join generates each process's share
+/// this way).
+pub fn generate_rows(pool: &Pool, spec: &GenSpec, rows: std::ops::Range<u64>) -> Result<Relation> {
     spec.keys.validate()?;
-    let rows = usize::try_from(spec.rows)
+    if rows.start > rows.end || rows.end > spec.rows {
+        return Err(OpsError::InvalidArgument(format!(
+            "rows {}..{} are not inside a relation of {} rows",
+            rows.start, rows.end, spec.rows
+        )));
+    }
+    let len = usize::try_from(rows.end - rows.start)
         .map_err(|_| OpsError::InvalidArgument(format!("{} rows do not fit", spec.rows)))?;
+    let first = rows.start;
     let seed = splitmix64(spec.seed);
     match spec.keys {
-        KeyDist::Uniform { max } => Relation::from_fn(pool, rows, |i| {
-            Tuple::new(splitmix64(seed ^ i as u64) % max + 1, i as u64)
+        KeyDist::Uniform { max } => Relation::from_fn(pool, len, |j| {
+            let i = first + j as u64;
+            Tuple::new(splitmix64(seed ^ i) % max + 1, i)
         }),
-        KeyDist::ForeignKey { build_rows } => Relation::from_fn(pool, rows, |i| {
-            Tuple::new(splitmix64(seed ^ i as u64) % build_rows + 1, i as u64)
+        KeyDist::ForeignKey { build_rows } => Relation::from_fn(pool, len, |j| {
+            let i = first + j as u64;
+            Tuple::new(splitmix64(seed ^ i) % build_rows + 1, i)
         }),
         KeyDist::Dense => {
             let perm = Permutation::new(spec.rows, seed);
-            Relation::from_fn(pool, rows, |i| Tuple::new(perm.at(i as u64) + 1, i as u64))
+            Relation::from_fn(pool, len, |j| {
+                let i = first + j as u64;
+                Tuple::new(perm.at(i) + 1, i)
+            })
         }
-        KeyDist::Sequential => {
-            Relation::from_fn(pool, rows, |i| Tuple::new(i as u64 + 1, i as u64))
-        }
+        KeyDist::Sequential => Relation::from_fn(pool, len, |j| {
+            let i = first + j as u64;
+            Tuple::new(i + 1, i)
+        }),
         KeyDist::Zipf { distinct, exponent } => {
             let zipf = Zipf::new(distinct as f64, exponent)
                 .map_err(|e| OpsError::InvalidArgument(format!("zipf: {e}")))?;
-            Relation::from_fn(pool, rows, |i| {
-                let mut rng = SmallRng::seed_from_u64(seed ^ splitmix64(i as u64));
+            Relation::from_fn(pool, len, |j| {
+                let i = first + j as u64;
+                let mut rng = SmallRng::seed_from_u64(seed ^ splitmix64(i));
                 let k: f64 = zipf.sample(&mut rng);
-                Tuple::new(k as u64, i as u64)
+                Tuple::new(k as u64, i)
             })
         }
     }
@@ -177,6 +201,40 @@ mod tests {
 
     use super::*;
     use crate::testing::pool;
+
+    #[test]
+    fn slices_add_up_to_the_whole_relation() {
+        let pool = pool(2);
+        let dists = [
+            KeyDist::Uniform { max: 50 },
+            KeyDist::Dense,
+            KeyDist::ForeignKey { build_rows: 7 },
+            KeyDist::Zipf {
+                distinct: 100,
+                exponent: 1.2,
+            },
+            KeyDist::Sequential,
+        ];
+        for keys in dists {
+            let spec = GenSpec {
+                rows: 1001,
+                keys,
+                seed: 9,
+            };
+            let whole = generate(&pool, &spec).unwrap().to_vec();
+            let mut parts = Vec::new();
+            for r in [0..0, 0..333, 333..334, 334..1001] {
+                parts.extend(generate_rows(&pool, &spec, r).unwrap().to_vec());
+            }
+            assert_eq!(parts, whole, "{keys:?}");
+        }
+        let spec = GenSpec {
+            rows: 10,
+            keys: KeyDist::Dense,
+            seed: 1,
+        };
+        assert!(generate_rows(&pool, &spec, 5..11).is_err());
+    }
 
     #[test]
     fn permutation_is_a_bijection() {

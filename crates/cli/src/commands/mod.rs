@@ -2,6 +2,9 @@
 
 pub mod aggregate;
 pub mod bench;
+pub mod cluster;
+pub mod cluster_local;
+pub mod cluster_report;
 pub mod doctor;
 pub mod figures;
 pub mod join;
@@ -12,6 +15,7 @@ pub mod opcommon;
 pub mod probe;
 pub mod probe_render;
 pub mod run;
+pub mod run_cluster;
 pub mod run_mapreduce;
 pub mod run_ops;
 pub mod run_probe;
@@ -44,6 +48,9 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
         }
         Command::Sort(args) => sort::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
         Command::Probe(args) => probe::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
+        Command::Cluster(which) => {
+            cluster::run(which, cli.placement, cli.json, cli.quiet).map(|()| true)
+        }
         Command::Bench(which) => {
             bench::run(which, cli.placement, cli.json, cli.quiet).map(|()| true)
         }

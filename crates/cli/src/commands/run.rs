@@ -15,7 +15,7 @@ use crate::args::RunArgs;
 use crate::commands::run_ops::{self, OperatorSummary};
 use crate::commands::shuffle::{quick_report, ShuffleReport};
 use crate::commands::{doctor, topo};
-use crate::commands::{run_mapreduce, run_probe};
+use crate::commands::{run_cluster, run_mapreduce, run_probe};
 use crate::format::{bytes, table};
 use crate::reduce;
 
@@ -33,6 +33,8 @@ struct RunOutput {
     mapreduce_skipped: Option<String>,
     probe: Option<run_probe::ProbeSummary>,
     probe_skipped: Option<String>,
+    cluster: Option<run_cluster::ClusterSummary>,
+    cluster_skipped: Option<String>,
 }
 
 /// The simulator's view of Li's four-socket machine.
@@ -147,6 +149,10 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         Ok(summary) => (Some(summary), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
+    let (cluster, cluster_skipped) = match run_cluster::cluster(args.size_mib, mode)? {
+        Ok(summary) => (Some(summary), None),
+        Err(why) => (None, Some(why)),
+    };
     let out = RunOutput {
         topology: topo_summary,
         doctor: doctor_summary,
@@ -160,6 +166,8 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         mapreduce_skipped,
         probe,
         probe_skipped,
+        cluster,
+        cluster_skipped,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -305,6 +313,13 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         (Some(p), _) => lines.extend(run_probe::lines(p)),
         (None, why) => lines.push(format!(
             "8. memory probe failed: {}",
+            why.as_deref().unwrap_or("?")
+        )),
+    }
+    match (&out.cluster, &out.cluster_skipped) {
+        (Some(c), _) => lines.extend(run_cluster::lines(c)),
+        (None, why) => lines.push(format!(
+            "9. distributed join skipped: {}",
             why.as_deref().unwrap_or("?")
         )),
     }

@@ -1,0 +1,398 @@
+//! `numakit cluster join`: one process of the distributed join (started
+//! from a hostfile, srun or mpirun), or, with `--local P`, P of them on
+//! this machine (see `cluster_local`). The sink (process 0) prints the
+//! whole join's result and every process's metrics; the others print
+//! their own.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context, Result};
+use numakit_cluster::launch;
+use numakit_cluster::partition::generated_share;
+use numakit_cluster::reference::single_machine;
+use numakit_cluster::transport::connect::Endpoints;
+use numakit_cluster::{run_process, JoinSpec, Output, Predicate, SendOrder, Side};
+use numakit_ops::datagen::{generate, GenSpec, KeyDist};
+use numakit_ops::Relation;
+use numakit_placement::PlacementMode;
+use numakit_pool::Pool;
+
+use crate::cluster_args::{ClusterCommand, ClusterJoinArgs};
+use crate::commands::cluster_report::{render_process, render_sink, ProcessOutput, SinkOutput};
+use crate::commands::opcommon::{
+    check_verify_size, pool_with_threads, read_columns, relation_of, signed_column, write_table,
+};
+
+/// How long a process waits for the slowest peer to finish its part after
+/// its own (a lost peer is noticed at once; this bounds a stuck one).
+const FINISH_TIMEOUT: Duration = Duration::from_secs(3600);
+
+pub fn run(command: &ClusterCommand, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    match command {
+        ClusterCommand::Join(args) => join(args, mode, json, quiet),
+    }
+}
+
+fn join(args: &ClusterJoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    if let Some(p) = args.local {
+        return crate::commands::cluster_local::run(args, p, mode, json, quiet);
+    }
+    let Some(hostfile) = &args.hostfile else {
+        bail!("where are the processes? Pass --local P (P processes on this machine) or --hostfile FILE (see --help)");
+    };
+    ensure!(
+        args.reps == 1,
+        "--reps needs --local (one process runs one join)"
+    );
+    let addresses = launch::read_hostfile(hostfile, args.port)?;
+    let (me, _) = launch::process_index(args.process, addresses.len(), |v| std::env::var(v).ok())?;
+    let out = one_process(args, &addresses, me, mode, quiet)?;
+    if json {
+        let text = match &out.sink {
+            Some(sink) => serde_json::to_string_pretty(sink)?,
+            None => serde_json::to_string_pretty(&out.own)?,
+        };
+        println!("{text}");
+    } else {
+        match &out.sink {
+            Some(sink) => println!("{}", render_sink(sink)),
+            None => println!("{}", render_process(&out.own, addresses.len())),
+        }
+    }
+    if let Some(sink) = &out.sink {
+        ensure!(
+            sink.verified != Some(false),
+            "wrong result: {}",
+            sink.verify_note
+        );
+    }
+    Ok(())
+}
+
+/// What one process ends with.
+pub struct Ended {
+    pub own: ProcessOutput,
+    pub sink: Option<SinkOutput>,
+}
+
+/// The parsed options shared by every process.
+pub struct Plan {
+    pub spec: JoinSpec,
+    pub files_dir: Option<PathBuf>,
+    pub left_spec: GenSpec,
+    pub right_spec: GenSpec,
+}
+
+/// The join spec and data of `args` (one send order: the first listed).
+pub fn plan(args: &ClusterJoinArgs) -> Result<Plan> {
+    let predicate = Predicate::parse(&args.predicate).map_err(anyhow::Error::msg)?;
+    let order = orders(&args.order)?[0];
+    let (output, files_dir) = sink_of(args.sink.as_deref(), predicate)?;
+    let (left_spec, right_spec) = generated_specs(args)?;
+    let broadcast = match args.broadcast.as_str() {
+        "left" => Side::Left,
+        "right" => Side::Right,
+        "auto" if args.left.is_none() && right_spec.rows < left_spec.rows => Side::Right,
+        "auto" => Side::Left,
+        other => bail!("unknown --broadcast `{other}` (left, right, auto)"),
+    };
+    ensure!(args.buckets > 0, "--buckets must be at least 1");
+    ensure!(args.block_rows > 0, "--block-rows must be at least 1");
+    ensure!(
+        args.connect_timeout > 0.0 && args.connect_timeout.is_finite(),
+        "--connect-timeout must be a positive number of seconds"
+    );
+    let spec = JoinSpec {
+        predicate,
+        order,
+        buckets: args.buckets,
+        block_rows: usize::try_from(args.block_rows)?,
+        broadcast,
+        output,
+        task_delay: Duration::from_millis(args.task_delay_ms),
+    };
+    Ok(Plan {
+        spec,
+        files_dir,
+        left_spec,
+        right_spec,
+    })
+}
+
+/// Parses a comma-separated list of send orders.
+pub fn orders(text: &str) -> Result<Vec<SendOrder>> {
+    let list = text
+        .split(',')
+        .map(|s| s.trim().parse::<SendOrder>().map_err(anyhow::Error::msg))
+        .collect::<Result<Vec<_>>>()?;
+    ensure!(!list.is_empty(), "--order names no order");
+    Ok(list)
+}
+
+fn sink_of(text: Option<&str>, predicate: Predicate) -> Result<(Output, Option<PathBuf>)> {
+    let text = text.unwrap_or(if predicate == Predicate::Less {
+        "count"
+    } else {
+        "sum"
+    });
+    Ok(match text.split_once(':') {
+        None if text == "count" => (Output::Count, None),
+        None if text == "sum" => (Output::Checksum, None),
+        Some(("sample", n)) => {
+            let n: usize = n
+                .parse()
+                .map_err(|_| anyhow::anyhow!("sample:N needs a number of rows, not `{n}`"))?;
+            ensure!(n > 0, "sample:N needs N >= 1");
+            (Output::Sample(n), None)
+        }
+        Some(("files", dir)) if !dir.is_empty() => (Output::Rows, Some(PathBuf::from(dir))),
+        _ => bail!("unknown --sink `{text}` (count, sum, sample:N, files:DIR)"),
+    })
+}
+
+fn generated_specs(args: &ClusterJoinArgs) -> Result<(GenSpec, GenSpec)> {
+    let (r, s) = (args.rows_r, args.rows_s);
+    let (lk, rk) = match args.keys.as_str() {
+        "foreign-key" | "fk" => (
+            KeyDist::Dense,
+            KeyDist::ForeignKey {
+                build_rows: r.max(1),
+            },
+        ),
+        "zipf" => (
+            KeyDist::Dense,
+            KeyDist::Zipf {
+                distinct: r.max(1),
+                exponent: args.zipf,
+            },
+        ),
+        "uniform" => (
+            KeyDist::Uniform { max: r.max(1) },
+            KeyDist::Uniform { max: r.max(1) },
+        ),
+        "dense" => (KeyDist::Dense, KeyDist::Dense),
+        other => bail!("unknown --keys `{other}` (foreign-key, zipf, uniform, dense)"),
+    };
+    ensure!(
+        args.zipf >= 0.0 && args.zipf.is_finite(),
+        "--zipf must be a finite number >= 0"
+    );
+    let left = GenSpec {
+        rows: r,
+        keys: lk,
+        seed: args.seed,
+    };
+    let right = GenSpec {
+        rows: s,
+        keys: rk,
+        seed: args.seed.wrapping_add(1),
+    };
+    Ok((left, right))
+}
+
+/// A fingerprint of the data options, so processes given different data
+/// refuse each other at connection time.
+fn data_fingerprint(args: &ClusterJoinArgs) -> u64 {
+    let text = format!(
+        "{}|{}|{}|{}|{}|{:?}|{:?}|{}|{:?}",
+        args.rows_r,
+        args.rows_s,
+        args.keys,
+        args.zipf,
+        args.seed,
+        args.left,
+        args.right,
+        args.key,
+        args.payload
+    );
+    text.bytes().fold(0x8422_2325_cbf2_9ce4u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Runs process `me` of the join described by `args` over `addresses`.
+pub fn one_process(
+    args: &ClusterJoinArgs,
+    addresses: &[String],
+    me: usize,
+    mode: PlacementMode,
+    quiet: bool,
+) -> Result<Ended> {
+    let plan = plan(args)?;
+    let processes = addresses.len();
+    let pool = pool_with_threads(args.threads, mode)?;
+    if !quiet {
+        if let Some(warning) = affinity_warning(&pool) {
+            eprintln!("numakit: warning: {warning}");
+        }
+    }
+    let (left, right) = load_share(&pool, args, &plan, me, processes)?;
+    let endpoints = Endpoints {
+        process: me,
+        addresses: addresses.to_vec(),
+        timeout: Duration::from_secs_f64(args.connect_timeout),
+        fingerprint: plan.spec.fingerprint() ^ data_fingerprint(args),
+    };
+    if !quiet {
+        eprintln!(
+            "numakit: process {me} of {processes}: connecting to {} peer(s)",
+            processes - 1
+        );
+    }
+    let transport = numakit_cluster::transport::connect(&endpoints)?;
+    if !quiet {
+        eprintln!("numakit: process {me} of {processes}: connected; joining");
+    }
+    let run = run_process(&pool, transport, &left, &right, &plan.spec, FINISH_TIMEOUT)?;
+    let mut files = Vec::new();
+    if let Some(dir) = &plan.files_dir {
+        files.push(write_part(dir, me, &run.rows)?);
+    }
+    let own = ProcessOutput::of(&run.own, files);
+    let sink = match run.cluster {
+        Some(cluster) => {
+            let mut sink = SinkOutput::new(&plan.spec, processes, &cluster);
+            if let Some(p) = sink.per_process.get_mut(me) {
+                p.files.clone_from(&own.files);
+            }
+            if args.verify {
+                verify(&pool, args, &plan, processes, &mut sink)?;
+            }
+            Some(sink)
+        }
+        None => None,
+    };
+    Ok(Ended { own, sink })
+}
+
+/// mpirun binds each process to one core unless told otherwise; a pool
+/// on one CPU would silently run one thread.
+fn affinity_warning(pool: &Pool) -> Option<String> {
+    let topology = pool.topology();
+    let (allowed, online) = (topology.allowed.cpus.len(), topology.cpus.len());
+    let launched = launch::RANK_VARIABLES
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    (launched && allowed < online).then(|| {
+        format!(
+            "this process may use only {allowed} of the machine's {online} CPUs (its launcher bound it), so its pool has {} thread(s); start it with `mpirun --bind-to none` or `srun --cpu-bind=none` to give it the machine",
+            pool.workers()
+        )
+    })
+}
+
+fn load_share(
+    pool: &Pool,
+    args: &ClusterJoinArgs,
+    plan: &Plan,
+    me: usize,
+    processes: usize,
+) -> Result<(Relation, Relation)> {
+    match (&args.left, &args.right) {
+        (Some(l), Some(r)) => Ok((read_file(pool, l, me, args)?, read_file(pool, r, me, args)?)),
+        _ => Ok((
+            generated_share(pool, &plan.left_spec, me, processes)?,
+            generated_share(pool, &plan.right_spec, me, processes)?,
+        )),
+    }
+}
+
+/// Process `me`'s relation from `pattern` (`{process}` replaced).
+fn read_file(pool: &Pool, pattern: &str, me: usize, args: &ClusterJoinArgs) -> Result<Relation> {
+    let path = PathBuf::from(pattern.replace("{process}", &me.to_string()));
+    let mut columns = vec![args.key.clone()];
+    columns.extend(args.payload.clone());
+    let table = read_columns(&path, &columns)?;
+    let keys = &table.column(&args.key)?.values;
+    match &args.payload {
+        Some(col) => {
+            let payloads = table.column(col)?.values.clone();
+            relation_of(pool, keys, |i| payloads[i])
+        }
+        None => relation_of(pool, keys, |i| ((me as u64) << 48) | i as u64),
+    }
+}
+
+fn write_part(
+    dir: &std::path::Path,
+    me: usize,
+    rows: &[Vec<numakit_cluster::ResultRow>],
+) -> Result<String> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let all = || rows.iter().flatten();
+    let table = numakit_io::Table {
+        columns: vec![
+            signed_column("key", all().map(|r| r.key).collect()),
+            signed_column("left_payload", all().map(|r| r.left).collect()),
+            signed_column("right_payload", all().map(|r| r.right).collect()),
+        ],
+    };
+    let path = dir.join(format!("part-{me}.csv"));
+    write_table(&path, &table)?;
+    Ok(path.display().to_string())
+}
+
+/// The sink checks the merged result against the single-machine join of
+/// all processes' data.
+fn verify(
+    pool: &Pool,
+    args: &ClusterJoinArgs,
+    plan: &Plan,
+    processes: usize,
+    sink: &mut SinkOutput,
+) -> Result<()> {
+    let (left, right) = match (&args.left, &args.right) {
+        (Some(l), Some(r)) => (
+            all_files(pool, l, processes, args)?,
+            all_files(pool, r, processes, args)?,
+        ),
+        _ => {
+            check_verify_size(
+                true,
+                plan.left_spec.rows.saturating_add(plan.right_spec.rows),
+            )?;
+            (
+                generate(pool, &plan.left_spec)?,
+                generate(pool, &plan.right_spec)?,
+            )
+        }
+    };
+    check_verify_size(true, (left.len() + right.len()) as u64)?;
+    let want = single_machine(pool, &left, &right, plan.spec.predicate, plan.spec.output)?;
+    let got = &sink.result;
+    let same = got.rows == want.rows && got.checksum == want.checksum && got.sample == want.sample;
+    sink.verified = Some(same);
+    sink.verify_note = if same {
+        format!(
+            "the same as numakit's single-machine join ({} rows)",
+            want.rows
+        )
+    } else {
+        format!(
+            "{} rows (checksum {:#x}), but the single-machine join gives {} rows ({:#x})",
+            got.rows, got.checksum, want.rows, want.checksum
+        )
+    };
+    Ok(())
+}
+
+fn all_files(
+    pool: &Pool,
+    pattern: &str,
+    processes: usize,
+    args: &ClusterJoinArgs,
+) -> Result<Relation> {
+    let mut rows = Vec::new();
+    for p in 0..processes {
+        rows.extend(read_file(pool, pattern, p, args)?.to_vec());
+    }
+    Ok(Relation::from_tuples(pool, &rows)?)
+}
+
+/// The threads each of `processes` local processes gets by default.
+pub fn threads_per_process(processes: usize) -> Result<usize> {
+    let topology = Arc::new(numakit_topology::discover()?);
+    Ok((topology.allowed.cpus.len() / processes.max(1)).max(1))
+}

@@ -1,0 +1,97 @@
+//! The transport: how a process of the distributed join reaches its
+//! peers. The join talks only to the [`Transport`] trait: queue a message
+//! for a peer, take the next message from any peer (tagged with its
+//! sender), see how much each link has carried, and finish. A lost peer
+//! is an error that names it.
+//!
+//! Backends: [`timely_backend`] (timely dataflow's TCP layer: one send
+//! and one receive thread per peer, queues between them and the worker,
+//! asynchronous progress tracking instead of barriers) and [`solo`] (one
+//! process, nothing to send). Another backend (MPI, say) implements the
+//! same trait without touching the join. This module does not know what
+//! the messages mean.
+
+pub mod connect;
+pub mod solo;
+pub mod timely_backend;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::message::Message;
+
+/// What one link carried, as seen from this process.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LinkTraffic {
+    /// The peer at the other end.
+    pub peer: usize,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Time the link's send thread spent writing to the socket (it blocks
+    /// while the link is full, so on a slow link this is the transfer
+    /// time).
+    pub send_seconds: f64,
+    /// Time the link's receive thread spent reading while data was
+    /// flowing (a read that waited longer than [`RECEIVE_IDLE`] for its
+    /// first byte counts as idle: the peer had nothing to send).
+    pub receive_seconds: f64,
+}
+
+/// A read that blocks longer than this found the link idle.
+pub const RECEIVE_IDLE: Duration = Duration::from_millis(5);
+
+/// What [`Transport::finish`] returns: the final traffic of every link,
+/// and the messages (with their senders) that arrived while finishing.
+pub type Finished = (Vec<LinkTraffic>, Vec<(usize, Message)>);
+
+/// An endpoint of the join's all-to-all communication.
+pub trait Transport {
+    /// This process's index, `0..processes()`.
+    fn process(&self) -> usize;
+
+    /// Number of processes in the join.
+    fn processes(&self) -> usize;
+
+    /// The address of process `peer`, for messages.
+    fn address(&self, peer: usize) -> String;
+
+    /// Queues `message` for process `to` (another process). Returns at
+    /// once; the backend sends in the background.
+    fn send(&mut self, to: usize, message: Message) -> Result<()>;
+
+    /// The next message from any peer and its sender, waiting at most
+    /// `timeout` (`None` when nothing came). Fails when a peer is lost.
+    fn recv(&mut self, timeout: Duration) -> Result<Option<(usize, Message)>>;
+
+    /// Bytes written to the link to `peer` so far (the ring schedule waits
+    /// for a phase's bytes to leave before starting the next phase).
+    fn bytes_sent_to(&self, peer: usize) -> u64;
+
+    /// Traffic of every link so far.
+    fn traffic(&self) -> Vec<LinkTraffic>;
+
+    /// Seconds spent so far encoding outgoing and decoding arriving
+    /// messages (communication work outside the links' threads).
+    fn codec_seconds(&self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
+
+    /// Declares that this process sends nothing more, waits (at most
+    /// `timeout`) until every peer has done the same and every message is
+    /// delivered, and returns the final traffic. Messages that arrive
+    /// meanwhile are returned too, in order.
+    fn finish(self: Box<Self>, timeout: Duration) -> Result<Finished>;
+}
+
+/// Connects this process to its peers: on timely for several processes,
+/// [`solo::Solo`] for one.
+pub fn connect(endpoints: &connect::Endpoints) -> Result<Box<dyn Transport>> {
+    if endpoints.addresses.len() == 1 && endpoints.process == 0 {
+        return Ok(Box::new(solo::Solo));
+    }
+    Ok(Box::new(timely_backend::TimelyTransport::connect(
+        endpoints,
+    )?))
+}

@@ -1,0 +1,50 @@
+//! The transport of a join with one process: there is no peer, so
+//! nothing is sent or received. It lets the join's code run unchanged on
+//! one machine (the P = 1 point of the speedup).
+
+use std::time::Duration;
+
+use crate::error::{ClusterError, Result};
+use crate::message::Message;
+use crate::transport::{Finished, LinkTraffic, Transport};
+
+/// The only process.
+#[derive(Debug, Default)]
+pub struct Solo;
+
+impl Transport for Solo {
+    fn process(&self) -> usize {
+        0
+    }
+
+    fn processes(&self) -> usize {
+        1
+    }
+
+    fn address(&self, _peer: usize) -> String {
+        "this process".into()
+    }
+
+    fn send(&mut self, to: usize, _message: Message) -> Result<()> {
+        Err(ClusterError::InvalidArgument(format!(
+            "a join of one process has no peer {to}"
+        )))
+    }
+
+    fn recv(&mut self, timeout: Duration) -> Result<Option<(usize, Message)>> {
+        std::thread::sleep(timeout.min(Duration::from_millis(1)));
+        Ok(None)
+    }
+
+    fn bytes_sent_to(&self, _peer: usize) -> u64 {
+        0
+    }
+
+    fn traffic(&self) -> Vec<LinkTraffic> {
+        Vec::new()
+    }
+
+    fn finish(self: Box<Self>, _timeout: Duration) -> Result<Finished> {
+        Ok((Vec::new(), Vec::new()))
+    }
+}

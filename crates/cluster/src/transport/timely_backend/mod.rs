@@ -1,0 +1,300 @@
+//! The transport on timely dataflow (timely 0.32, pinned exactly in the
+//! workspace). This directory is the only place in numakit that uses
+//! timely.
+//!
+//! Connections are made by [`crate::transport::connect`] (with a
+//! deadline and a greeting that checks the peers belong to this join),
+//! wrapped in [`stream::MeteredStream`] and handed to timely's TCP layer,
+//! which starts one send and one receive thread per peer. One timely
+//! worker per process runs [`worker::run`]: it exchanges the join's
+//! messages by destination and passes what arrives to the join through a
+//! queue. Compute threads are numakit's pool, not timely's.
+//!
+//! timely is fail-stop: when a connection breaks its threads panic. Those
+//! panics are kept off the terminal (a panic hook quiets threads named
+//! `timely:`), the metered stream records which peer was lost, and
+//! [`TimelyTransport::recv`] turns that into [`ClusterError::PeerLost`]
+//! naming the peer. After a failure the timely threads are abandoned,
+//! never joined (joining could wait on a dead peer); the process is meant
+//! to exit with the error.
+
+pub mod stream;
+pub mod worker;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, Once, PoisonError};
+use std::time::{Duration, Instant};
+
+use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
+use timely::communication::{Hooks, WorkerGuards};
+use timely::WorkerConfig;
+
+use crate::error::{ClusterError, Result};
+use crate::message::Message;
+use crate::transport::connect::{establish, Endpoints};
+use crate::transport::{Finished, LinkTraffic, Transport};
+use stream::{LinkMeter, LinkState, MeteredStream};
+use worker::{Codec, Envelope, Inbound, Outgoing};
+
+/// Panic messages of timely's threads, kept for the error report.
+static TIMELY_PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static QUIET_HOOK: Once = Once::new();
+/// The thread that joins timely's threads at the end (their failures
+/// surface there as panics too).
+const JOIN_THREAD: &str = "numakit:join-timely";
+
+/// Keeps panics of timely's own threads (`timely:work-N`, `timely:send-N`,
+/// `timely:recv-N`) off stderr: they are how timely stops when a peer is
+/// lost, and the join reports that itself. Other panics print as before.
+fn quiet_timely_panics() {
+    QUIET_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let timely = std::thread::current()
+                .name()
+                .is_some_and(|n| n.starts_with("timely:") || n == JOIN_THREAD);
+            if timely {
+                let mut log = TIMELY_PANICS.lock().unwrap_or_else(PoisonError::into_inner);
+                log.push(info.to_string());
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn last_timely_panic() -> Option<String> {
+    TIMELY_PANICS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .last()
+        .cloned()
+}
+
+/// One process's end of a join's connections, on timely.
+pub struct TimelyTransport {
+    process: usize,
+    addresses: Vec<String>,
+    meters: Vec<Arc<LinkMeter>>,
+    codec: Arc<Codec>,
+    outgoing: Sender<Outgoing>,
+    inbound: Receiver<Inbound>,
+    all_done: bool,
+    stop: Arc<AtomicBool>,
+    guards: Option<WorkerGuards<std::result::Result<(), String>>>,
+}
+
+impl TimelyTransport {
+    /// Connects to every peer (waiting at most `endpoints.timeout`) and
+    /// starts timely's threads.
+    pub fn connect(endpoints: &Endpoints) -> Result<Self> {
+        quiet_timely_panics();
+        let process = endpoints.process;
+        let sockets = establish(endpoints)?;
+        let meters: Vec<Arc<LinkMeter>> = (0..sockets.len())
+            .map(|peer| Arc::new(LinkMeter::new(peer)))
+            .collect();
+        let streams: Vec<Option<MeteredStream>> = sockets
+            .into_iter()
+            .zip(&meters)
+            .map(|(s, m)| s.map(|s| MeteredStream::new(s, Arc::clone(m))))
+            .collect();
+        let hooks = Hooks::default();
+        let local = ProcessBuilder::new_typed_vector(1, hooks.refill.clone(), None);
+        let (builders, comms) =
+            initialize_networking_from_sockets(local, streams, process, 1, hooks)?;
+        let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
+        let (out_tx, out_rx) = mpsc::channel();
+        let (in_tx, in_rx) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let ends = Mutex::new(Some((out_rx, in_tx)));
+        let worker_stop = Arc::clone(&stop);
+        let codec = Arc::new(Codec::default());
+        let worker_codec = Arc::clone(&codec);
+        let guards = timely::execute::execute_from(
+            builders,
+            Box::new(comms),
+            WorkerConfig::default(),
+            move |w| {
+                let taken = ends.lock().unwrap_or_else(PoisonError::into_inner).take();
+                match taken {
+                    Some((out_rx, in_tx)) => {
+                        worker::run(w, &out_rx, in_tx, &worker_stop, &worker_codec)
+                    }
+                    None => Err("a second worker in one process".into()),
+                }
+            },
+        )
+        .map_err(ClusterError::Transport)?;
+        Ok(Self {
+            process,
+            addresses: endpoints.addresses.clone(),
+            meters,
+            codec,
+            outgoing: out_tx,
+            inbound: in_rx,
+            all_done: false,
+            stop,
+            guards: Some(guards),
+        })
+    }
+
+    /// The first lost peer, as an error.
+    fn lost_peer(&self) -> Option<ClusterError> {
+        self.meters.iter().find_map(|m| match m.state() {
+            LinkState::Lost(why) => Some(ClusterError::PeerLost {
+                peer: m.peer,
+                address: self.addresses[m.peer].clone(),
+                why,
+            }),
+            _ => None,
+        })
+    }
+
+    /// Why the worker stopped, when it stopped early.
+    fn stopped(&self) -> ClusterError {
+        self.lost_peer().unwrap_or_else(|| {
+            ClusterError::Transport(
+                last_timely_panic().unwrap_or_else(|| "the timely worker stopped".into()),
+            )
+        })
+    }
+
+    /// Gives up on timely's threads without waiting for them.
+    fn abandon(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(guards) = self.guards.take() {
+            std::mem::forget(guards);
+        }
+    }
+}
+
+impl Drop for TimelyTransport {
+    fn drop(&mut self) {
+        self.abandon();
+    }
+}
+
+impl Transport for TimelyTransport {
+    fn process(&self) -> usize {
+        self.process
+    }
+
+    fn processes(&self) -> usize {
+        self.addresses.len()
+    }
+
+    fn address(&self, peer: usize) -> String {
+        self.addresses.get(peer).cloned().unwrap_or_default()
+    }
+
+    fn send(&mut self, to: usize, message: Message) -> Result<()> {
+        if to == self.process || to >= self.addresses.len() {
+            return Err(ClusterError::InvalidArgument(format!(
+                "process {} cannot send to process {to}",
+                self.process
+            )));
+        }
+        if let Some(err) = self.lost_peer() {
+            return Err(err);
+        }
+        let envelope = Envelope {
+            from: self.process as u32,
+            to: to as u32,
+            message,
+        };
+        self.outgoing
+            .send(Outgoing::Send(envelope))
+            .map_err(|_| self.stopped())
+    }
+
+    fn recv(&mut self, timeout: Duration) -> Result<Option<(usize, Message)>> {
+        if let Some(err) = self.lost_peer() {
+            return Err(err);
+        }
+        match self.inbound.recv_timeout(timeout) {
+            Ok(Inbound::Arrived(e)) => Ok(Some((e.from as usize, e.message))),
+            Ok(Inbound::AllDone) => {
+                self.all_done = true;
+                Ok(None)
+            }
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(self.stopped()),
+        }
+    }
+
+    fn bytes_sent_to(&self, peer: usize) -> u64 {
+        self.meters.get(peer).map_or(0, |m| m.bytes_sent())
+    }
+
+    fn codec_seconds(&self) -> (f64, f64) {
+        let s = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed) as f64 / 1e9;
+        (s(&self.codec.encode_ns), s(&self.codec.decode_ns))
+    }
+
+    fn traffic(&self) -> Vec<LinkTraffic> {
+        self.meters
+            .iter()
+            .filter(|m| m.peer != self.process)
+            .map(|m| m.traffic())
+            .collect()
+    }
+
+    fn finish(mut self: Box<Self>, timeout: Duration) -> Result<Finished> {
+        let deadline = Instant::now() + timeout;
+        let _ = self.outgoing.send(Outgoing::Close);
+        let mut late = Vec::new();
+        while !self.all_done {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(self.not_closed());
+            }
+            if let Some(m) = self.recv(left.min(Duration::from_millis(50)))? {
+                late.push(m);
+            }
+        }
+        let guards = self.guards.take();
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name(JOIN_THREAD.into())
+            .spawn(move || {
+                let results = guards.map(|g| g.join()).unwrap_or_default();
+                let _ = done_tx.send(results);
+            })?;
+        let left = deadline.saturating_duration_since(Instant::now());
+        match done_rx.recv_timeout(left.max(Duration::from_millis(100))) {
+            Ok(results) => {
+                for r in results {
+                    r.map_err(ClusterError::Transport)?
+                        .map_err(ClusterError::Transport)?;
+                }
+            }
+            Err(_) => return Err(self.not_closed()),
+        }
+        Ok((self.traffic(), late))
+    }
+}
+
+impl TimelyTransport {
+    fn not_closed(&self) -> ClusterError {
+        if let Some(err) = self.lost_peer() {
+            return err;
+        }
+        let open: Vec<String> = self
+            .meters
+            .iter()
+            .filter(|m| m.peer != self.process && m.state() == LinkState::Open)
+            .map(|m| format!("peer {} ({})", m.peer, self.addresses[m.peer]))
+            .collect();
+        ClusterError::Transport(format!(
+            "the join's connections did not close in time (still open: {})",
+            if open.is_empty() {
+                "none".into()
+            } else {
+                open.join(", ")
+            }
+        ))
+    }
+}
