@@ -4,28 +4,14 @@
 //! and a peer killed mid-join.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn numakit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numakit"))
-        .args(args)
-        .output()
-        .expect("numakit should start")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = numakit(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
-}
+mod command;
+use command::{json_of, numakit};
 
 fn assert_error(args: &[&str], needle: &str) {
     let out = numakit(args);

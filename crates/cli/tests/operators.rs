@@ -3,27 +3,12 @@
 //! and one clear error line for bad input.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use numakit_io::{Column, Table};
 use serde_json::Value;
 
-fn numakit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numakit"))
-        .args(args)
-        .output()
-        .expect("numakit should start")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = numakit(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
-}
+mod command;
+use command::{json_of, numakit};
 
 /// A clean failure: exit code 2 and one line on stderr naming `needle`.
 fn assert_error(args: &[&str], needle: &str) {

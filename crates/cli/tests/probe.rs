@@ -2,26 +2,10 @@
 //! saved machine that the simulator reads, the heat maps, Kiefer's
 //! experiments, the strategies, and one clear line for bad requests.
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn numakit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numakit"))
-        .args(args)
-        .output()
-        .expect("numakit should start")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = numakit(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
-}
+mod command;
+use command::{json_of, numakit};
 
 /// Small buffers: the command's logic, not the machine's memory.
 const SMALL: [&str; 8] = [
