@@ -11,19 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod command;
-use command::{json_of, numakit};
-
-fn assert_error(args: &[&str], needle: &str) {
-    let out = numakit(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?} should fail: {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: stderr should mention `{needle}`: {stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
-}
+use command::{assert_error, json_of, numakit};
 
 fn free_ports(n: usize) -> Vec<String> {
     let l: Vec<std::net::TcpListener> = (0..n)

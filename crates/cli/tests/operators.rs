@@ -8,20 +8,7 @@ use numakit_io::{Column, Table};
 use serde_json::Value;
 
 mod command;
-use command::{json_of, numakit};
-
-/// A clean failure: exit code 2 and one line on stderr naming `needle`.
-fn assert_error(args: &[&str], needle: &str) {
-    let out = numakit(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?} should fail: {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: stderr should mention `{needle}`: {stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
-}
+use command::{assert_error, json_of};
 
 fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 temp path")

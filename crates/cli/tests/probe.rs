@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 mod command;
-use command::{json_of, numakit};
+use command::{assert_error, json_of, numakit};
 
 /// Small buffers: the command's logic, not the machine's memory.
 const SMALL: [&str; 8] = [
@@ -180,23 +180,6 @@ fn the_strategies_are_normalized_to_default_and_one_is_recommended() {
     assert!(
         text.contains("default") && text.lines().any(|l| l.starts_with("recommendation: ")),
         "the recommendation stands on its own line: {text}"
-    );
-}
-
-/// Exit code 2 and one line on stderr naming `needle`.
-fn assert_error(args: &[&str], needle: &str) {
-    let out = numakit(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: `{needle}` not in {stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    let lines = stderr.lines().filter(|l| !l.trim().is_empty()).count();
-    assert!(
-        lines == 1 || needle.starts_with("invalid value"),
-        "{args:?}: {stderr}"
     );
 }
 

@@ -25,3 +25,21 @@ pub fn json_of(args: &[&str]) -> Value {
     );
     serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
 }
+
+/// A clean failure: exit code 2, nothing panicked, and one line on stderr
+/// naming `needle` (clap's own `invalid value` errors add a hint line).
+pub fn assert_error(args: &[&str], needle: &str) {
+    let out = numakit(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?} should fail: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: stderr should mention `{needle}`: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    let lines = stderr.lines().filter(|l| !l.trim().is_empty()).count();
+    assert!(
+        lines == 1 || needle.starts_with("invalid value"),
+        "{args:?}: one line: {stderr}"
+    );
+}
