@@ -55,8 +55,16 @@
 //! * Migration on eight sockets (56 vs about 94). With the coherence
 //!   coefficient of four sockets, broadcast snoops to 7 sockets, 4 of them 2
 //!   hops away on the assumed wiring, saturate the slower cross-chassis
-//!   links. Li names this effect but reports a smaller one; the 8-socket
-//!   wiring is an assumption of the preset.
+//!   links. Li names this effect but reports a smaller one. The figure is
+//!   the bound of the chassis cut, `8 × 7.8 (1 + a) / 5a`: every cross link
+//!   carries one socket's snoop requests and four sockets' responses. It is
+//!   not an artefact of the assumed wiring: the plain cube gives no more,
+//!   nor does any tie-break of the shortest routes on either (all 2^16 on
+//!   the twisted cube: at most 56.3), and cross links as fast as the others
+//!   move the bottleneck into the chassis at about 65. The paper's 94 needs
+//!   a snoop coefficient of about 0.153, half the 4-socket fit; the seeds
+//!   give nothing to calibrate that on (test
+//!   `eight_socket_migration_is_bound_by_the_cut`).
 //! * The Figure 7 knee of the ring (about 20 threads in the paper) comes
 //!   at 32 threads here, and ring and migration rise together up to it:
 //!   §2's "12 threads to reach 24.7 GB/s" gives 2.06 GB/s per thread, while

@@ -41,9 +41,66 @@ fn figure_6_with_every_hardware_thread() {
     );
     // Migration on eight sockets: the model predicts about 56 GB/s, not the
     // paper's ~94 (see the crate docs: broadcast snoops over the slower
-    // cross-chassis links of the assumed wiring). Pinned, not hidden.
+    // cross-chassis links). Pinned, not hidden: it is exactly the bound of
+    // the chassis cut (see `eight_socket_migration_is_bound_by_the_cut`).
     let mig8 = gbs(&eight, Strategy::Migration, Sync::Tight);
-    assert!(mig8 > 45.0 && mig8 < 65.0, "migration 8s {mig8}");
+    assert!(within(mig8, cut_bound(0.285), 0.01), "migration 8s {mig8}");
+}
+
+/// Migration on nehalem-ex-8s when each of the four 7.8 GB/s cross-chassis
+/// links carries the snoop requests of one socket's reads and the snoop
+/// responses of four sockets' reads, every socket reading `r` locally:
+/// `5 a r = 7.8 (1 + a)`, times eight sockets.
+fn cut_bound(a: f64) -> f64 {
+    8.0 * 7.8 * (1.0 + a) / (5.0 * a)
+}
+
+/// Li's 8-socket wiring is not published; the preset assumes the twisted
+/// cube (every socket two hops from any other). The plain cube (a socket
+/// wired to the same position in the other chassis, three hops across)
+/// does no better, and neither do cross links as fast as the others (the
+/// in-chassis links then bind at about 65 GB/s), so the gap to the paper's
+/// ~94 GB/s is not a wiring choice. With a snoop coefficient of about 0.153
+/// (little more than half the 4-socket fit) the preset would give 94.
+#[test]
+fn eight_socket_migration_is_bound_by_the_cut() {
+    let cal = Calibration::li_nehalem();
+    let twisted = presets::topology("nehalem-ex-8s").unwrap();
+    let mut cube = twisted.clone();
+    let cross = |l: &numakit_topology::Link| (l.a < 4) != (l.b < 4);
+    let mut partners = [4, 5, 6, 7].into_iter();
+    for link in cube.links.iter_mut().filter(|l| cross(l)) {
+        link.a = link.a.min(link.b);
+        link.b = partners.next().unwrap();
+    }
+    assert!(cube
+        .links
+        .iter()
+        .filter(|l| cross(l))
+        .all(|l| l.b == l.a + 4));
+    assert_eq!(cube.hops(0, 7), Some(3));
+    assert_eq!(twisted.hops(0, 6), Some(2));
+    for topo in [&twisted, &cube] {
+        let r = predict_machine(topo, None, &cal).unwrap();
+        let mig = gbs(&r, Strategy::Migration, Sync::Tight);
+        assert!(mig <= cut_bound(0.285) * 1.01, "migration {mig}");
+    }
+    let mut fast = twisted.clone();
+    fast.links.iter_mut().for_each(|l| l.bandwidth_gbs = 10.9);
+    let r = predict_machine(&fast, None, &cal).unwrap();
+    let mig = gbs(&r, Strategy::Migration, Sync::Tight);
+    assert!(
+        mig < 94.0 * 0.8,
+        "migration with 10.9 GB/s cross links: {mig}"
+    );
+    let lighter = Calibration {
+        coherence_request: 0.153,
+        coherence_response: 0.153,
+        ..cal
+    };
+    let r = predict_machine(&twisted, None, &lighter).unwrap();
+    let mig = gbs(&r, Strategy::Migration, Sync::Tight);
+    assert!(within(mig, 94.0, 0.03), "migration with a = 0.153: {mig}");
 }
 
 fn gbs(r: &MachineReport, strategy: Strategy, sync: Sync) -> f64 {
