@@ -6,6 +6,11 @@
 //! own chunk (N*16 bytes read, N*16 written in all) into a buffer on its
 //! node. Partitioning moves the same bytes (plus a histogram pass), so
 //! its time against the copy's says how close to the memory it runs.
+//! A third reference, the floor, is the parallel histogram alone: every
+//! worker computes each of its tuples' partition number and counts it,
+//! moving no tuples. Any one-pass partitioner does at least that much
+//! work per tuple, so where the floor alone takes most of the copy's
+//! time, the partitioner is bound by the CPU, not by the memory.
 //! Methods alternate their order from repetition to repetition, and the
 //! medians are compared. Output buffers come from the partitioner's
 //! buffer cache for every method alike (`partition::recycle`): the first,
@@ -26,7 +31,7 @@ use std::time::Instant;
 use numakit_ops::datagen::{generate, GenSpec, KeyDist};
 use numakit_ops::join::radix::{join_with, RadixConfig};
 use numakit_ops::join::{JoinAlgorithm, JoinKind, JoinOptions, JoinOutput};
-use numakit_ops::partition::{partition_relation, recycle, PassPlan, Variant};
+use numakit_ops::partition::{histogram, partition_relation, recycle, PassPlan, Radix, Variant};
 use numakit_ops::timing::Silent;
 use numakit_ops::Relation;
 use numakit_placement::PlacementMode;
@@ -117,6 +122,8 @@ fn median(mut values: Vec<f64>) -> f64 {
 #[derive(Clone, Copy, PartialEq)]
 enum Method {
     Copy,
+    /// Partition numbers computed and counted, no tuple moved.
+    Floor,
     Partition(Variant),
 }
 
@@ -124,6 +131,7 @@ impl Method {
     fn name(self) -> &'static str {
         match self {
             Method::Copy => "copy (bound)",
+            Method::Floor => "histogram (floor)",
             Method::Partition(v) => v.name(),
         }
     }
@@ -145,12 +153,28 @@ fn parallel_copy(pool: &Pool, rel: &Relation) -> Result<(), String> {
     done.into_iter().collect()
 }
 
+/// Every worker computes the partition number of each tuple of its chunk
+/// and counts it (the histogram pass of PRO), moving no tuples.
+fn parallel_histogram(pool: &Pool, rel: &Relation, bits: u32) -> Result<(), String> {
+    let radix = Radix::top(bits).map_err(|e| e.to_string())?;
+    let chunks = rel.chunks();
+    let counts = pool
+        .broadcast(|ctx| histogram(&chunks[ctx.index].tuples, radix))
+        .map_err(|e| e.to_string())?;
+    std::hint::black_box(counts);
+    Ok(())
+}
+
 /// One run: (wall seconds, CPU seconds, minor page faults).
 fn run_once(pool: &Pool, rel: &Relation, method: Method, bits: u32) -> Result<[f64; 3], String> {
     let (faults, cpu, start) = (minor_faults(), cpu_seconds(), Instant::now());
     let parts = match method {
         Method::Copy => {
             parallel_copy(pool, rel)?;
+            None
+        }
+        Method::Floor => {
+            parallel_histogram(pool, rel, bits)?;
             None
         }
         Method::Partition(variant) => Some(
@@ -168,6 +192,7 @@ fn run_once(pool: &Pool, rel: &Relation, method: Method, bits: u32) -> Result<[f
 fn bench_partitioning(pool: &Pool, rel: &Relation, s: &Settings) -> Result<(), String> {
     let methods = [
         Method::Copy,
+        Method::Floor,
         Method::Partition(Variant::Pro),
         Method::Partition(Variant::Cprl),
     ];
@@ -228,7 +253,7 @@ fn print_partitioning(
     for (i, m) in methods.iter().enumerate() {
         let [wall, cpu, faults] = med[i];
         println!(
-            "  {:>12}: {:7.1} ms {:6.2} GB/s {:5.1}% of copy | cpu {:7.1} ms {:5.1}% of copy | cold {:7.1} ms | {faults} faults",
+            "  {:>17}: {:7.1} ms {:6.2} GB/s {:5.1}% of copy | cpu {:7.1} ms {:5.1}% of copy | cold {:7.1} ms | {faults} faults",
             m.name(),
             wall * 1e3,
             bytes / wall / 1e9,
@@ -236,6 +261,12 @@ fn print_partitioning(
             cpu * 1e3,
             100.0 * bound_cpu / cpu.max(1e-9),
             cold[i][0] * 1e3,
+        );
+    }
+    if let Some(floor) = methods.iter().position(|&m| m == Method::Floor) {
+        println!(
+            "  the histogram alone (partition numbers counted, no tuple moved) takes {:.0}% of the copy's time",
+            100.0 * med[floor][0] / bound_wall
         );
     }
 }
