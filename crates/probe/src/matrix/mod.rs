@@ -20,171 +20,17 @@ use serde::Serialize;
 
 use crate::bandwidth::{self, Bandwidth, CrossFlow, CrossTraffic, Effort, Sweep};
 use crate::budget;
-use crate::chase::{ChaseBuffer, ChaseOrder, LINE_BYTES};
+use crate::chase::ChaseBuffer;
 use crate::clock::{self, Clock};
 use crate::error::{ProbeError, Result};
-use crate::latency::{self, ChaseLength, Latency, PageCheck};
+use crate::latency::{self, Latency, PageCheck};
 use crate::stream::{Kernel, StreamBuffers};
 use crate::team::{self, ThreadCheck};
 
-const MIB: u64 = 1 << 20;
-/// Fitted buffers are never smaller than this.
-const MIN_FITTED_BYTES: u64 = 16 * MIB;
+mod options;
 
-/// Bandwidth buffers a memory node holds at once: a source and a target,
-/// and as many again for cross traffic (which needs two nodes).
-fn buffer_copies(options: &MatrixOptions, memory_nodes: usize) -> u64 {
-    if options.cross_traffic && memory_nodes > 1 {
-        4
-    } else {
-        2
-    }
-}
-
-/// Memory left to the process, or on its most constrained node when the
-/// kernel's node figures can be trusted.
-fn memory_left(topology: &Topology) -> Option<u64> {
-    let machine = numakit_topology::sysfs::mem_available();
-    let node = topology
-        .node_memory_is_reliable()
-        .then(|| {
-            topology
-                .memory_nodes()
-                .into_iter()
-                .filter_map(numakit_topology::sysfs::node_mem_free)
-                .min()
-        })
-        .flatten();
-    match (machine, node) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// What to measure and how hard.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct MatrixOptions {
-    /// Rows: CPU nodes (default: every allowed node with CPUs).
-    pub cpu_nodes: Option<Vec<NodeId>>,
-    /// Columns: memory nodes (default: every allowed node with memory).
-    pub memory_nodes: Option<Vec<NodeId>>,
-    /// Size of the pointer chase.
-    pub latency_bytes: u64,
-    pub chase: ChaseLength,
-    /// The order of the chase's loads.
-    pub chase_order: ChaseOrder,
-    /// Also measure latency with transparent huge pages.
-    pub huge_pages: bool,
-    /// Size of each bandwidth buffer (copies use two).
-    pub bandwidth_bytes: u64,
-    /// Bytes each bandwidth measurement moves at least (passes over the buffer).
-    pub pass_bytes: u64,
-    /// Repetitions of each bandwidth setting (the median is reported).
-    pub reps: usize,
-    /// Most threads per node (default: all its allowed CPUs).
-    pub max_threads: Option<usize>,
-    /// Sweep every pair and kernel (full), or each node's local reads (quick).
-    pub sweep_every_pair: bool,
-    /// No sweep at all: every measurement with the most threads each node
-    /// may use (to compare with a tool run at a fixed thread count).
-    pub fixed_threads: bool,
-    pub cross_traffic: bool,
-    /// Measure the latency matrices.
-    pub latency: bool,
-    /// Measure the bandwidth matrices, sweeps and cross traffic.
-    pub bandwidth: bool,
-    pub seed: u64,
-}
-
-impl MatrixOptions {
-    /// A few seconds on one node: 256 MiB chases, 128 MiB bandwidth buffers.
-    pub fn quick() -> Self {
-        Self {
-            cpu_nodes: None,
-            memory_nodes: None,
-            latency_bytes: 256 * MIB,
-            chase: ChaseLength {
-                warm: 50_000,
-                loads: 200_000,
-                reps: 3,
-            },
-            chase_order: ChaseOrder::Random,
-            huge_pages: true,
-            bandwidth_bytes: 128 * MIB,
-            pass_bytes: 512 * MIB,
-            reps: 3,
-            max_threads: None,
-            sweep_every_pair: false,
-            fixed_threads: false,
-            cross_traffic: true,
-            latency: true,
-            bandwidth: true,
-            seed: 42,
-        }
-    }
-
-    /// Larger buffers, more loads and repetitions, every pair swept.
-    pub fn full() -> Self {
-        Self {
-            latency_bytes: 1024 * MIB,
-            chase: ChaseLength {
-                warm: 200_000,
-                loads: 2_000_000,
-                reps: 5,
-            },
-            bandwidth_bytes: 512 * MIB,
-            pass_bytes: 4096 * MIB,
-            reps: 5,
-            sweep_every_pair: true,
-            ..Self::quick()
-        }
-    }
-
-    /// Grows the buffers to at least twice the largest cache sysfs
-    /// reports (four times in full mode), up to 1 GiB (4 GiB in full
-    /// mode), and shrinks them to an eighth of the memory left (per node,
-    /// where the kernel's node figures can be trusted), so that neither a
-    /// large cache nor a small machine spoils the default sizes. Bandwidth
-    /// and latency both need buffers far beyond the cache: on a virtual
-    /// machine whose host reports 480 MiB of L3, 128 MiB was read at 33
-    /// GB/s and 1 GiB at 26 GB/s.
-    pub fn fitted_to(mut self, topology: &Topology) -> Self {
-        let cache = topology
-            .caches
-            .iter()
-            .map(|c| c.size_bytes)
-            .max()
-            .unwrap_or(0);
-        let (factor, ceiling) = if self.sweep_every_pair {
-            (4, 4096 * MIB)
-        } else {
-            (2, 1024 * MIB)
-        };
-        let copies = buffer_copies(&self, topology.memory_nodes().len());
-        let left = memory_left(topology);
-        let fit = |base: u64, copies: u64| {
-            let want = base
-                .max(cache.saturating_mul(factor))
-                .min(ceiling.max(base));
-            match left {
-                Some(left) => want.min(left / 8 / copies).max(MIN_FITTED_BYTES),
-                None => want,
-            }
-        };
-        self.latency_bytes = fit(self.latency_bytes, 1);
-        self.bandwidth_bytes = fit(self.bandwidth_bytes, copies);
-        self.pass_bytes = self.pass_bytes.max(self.bandwidth_bytes);
-        self
-    }
-
-    fn effort(&self) -> Effort {
-        let passes = self.pass_bytes.div_ceil(self.bandwidth_bytes.max(1)).max(1);
-        Effort {
-            passes: u32::try_from(passes).unwrap_or(u32::MAX),
-            reps: self.reps,
-        }
-    }
-}
+pub use options::MatrixOptions;
+use options::{buffer_copies, validate};
 
 /// Everything the probe measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -265,40 +111,6 @@ fn checked(placer: &Placer, nodes: &[NodeId], need_cpus: bool) -> Result<Vec<Nod
         }
     }
     Ok(out)
-}
-
-/// Refuses options that cannot give a measurement.
-fn validate(options: &MatrixOptions) -> Result<()> {
-    if options.reps == 0 || options.chase.reps == 0 {
-        return Err(ProbeError::Zero {
-            what: "repetitions",
-        });
-    }
-    if options.max_threads == Some(0) {
-        return Err(ProbeError::Zero { what: "threads" });
-    }
-    if options.chase.loads == 0 {
-        return Err(ProbeError::Zero {
-            what: "dependent loads",
-        });
-    }
-    if !options.latency && !options.bandwidth {
-        return Err(ProbeError::Nothing(
-            "neither latency nor bandwidth was asked for".into(),
-        ));
-    }
-    if options.latency_bytes < 2 * LINE_BYTES as u64 {
-        return Err(ProbeError::BadSize(format!(
-            "the latency buffer needs at least {} bytes",
-            2 * LINE_BYTES
-        )));
-    }
-    if options.bandwidth_bytes < 4096 {
-        return Err(ProbeError::BadSize(
-            "the bandwidth buffer needs at least 4 KiB".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// Runs the probe.
