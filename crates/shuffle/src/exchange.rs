@@ -119,19 +119,7 @@ where
     }
     let schedule = schedule_for(pool, ex)?;
     let nodes = pool.nodes();
-    let contexts = pool.worker_contexts();
-    let slots: Vec<CachePadded<Mutex<Slot<S>>>> = states
-        .into_iter()
-        .zip(&contexts)
-        .map(|(state, ctx)| {
-            CachePadded::new(Mutex::new(Slot {
-                state,
-                at: ctx.node_index,
-                misplaced: 0,
-                error: None,
-            }))
-        })
-        .collect();
+    let slots = slots_for(states, &pool.worker_contexts());
     let step = |ctx: &WorkerContext, k: usize| {
         let mut slot = slots[ctx.index]
             .lock()
@@ -171,6 +159,31 @@ where
         pin_workers_home(pool)?;
     }
     phase?;
+    gather(slots, seconds)
+}
+
+/// One slot per consumer, starting on its worker's node.
+fn slots_for<S>(states: Vec<S>, contexts: &[WorkerContext]) -> Vec<CachePadded<Mutex<Slot<S>>>> {
+    states
+        .into_iter()
+        .zip(contexts)
+        .map(|(state, ctx)| {
+            CachePadded::new(Mutex::new(Slot {
+                state,
+                at: ctx.node_index,
+                misplaced: 0,
+                error: None,
+            }))
+        })
+        .collect()
+}
+
+/// The consumers' states and what was measured, or the first placement
+/// error a consumer met.
+fn gather<S>(
+    slots: Vec<CachePadded<Mutex<Slot<S>>>>,
+    seconds: f64,
+) -> Result<(Vec<S>, ExchangeReport)> {
     let mut states = Vec::with_capacity(slots.len());
     let mut report = ExchangeReport {
         seconds,
