@@ -132,15 +132,7 @@ fn inputs(pool: &Pool, args: &JoinArgs) -> Result<Inputs> {
 
 pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     let kind: JoinKind = args.kind.parse().map_err(anyhow::Error::msg)?;
-    let mut output: JoinOutput = match args.output.as_str() {
-        "count" => JoinOutput::Count,
-        "checksum" => JoinOutput::Checksum,
-        "materialize" => JoinOutput::Materialize,
-        other => bail!("unknown output `{other}` (count, checksum, materialize)"),
-    };
-    if args.common.out.is_some() {
-        output = JoinOutput::Materialize;
-    }
+    let output = output_of(args)?;
     if args.left.is_none() {
         check_verify_size(
             args.common.verify,
@@ -157,48 +149,29 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
     )?;
     let (list, auto_reason) =
         algorithms(&args.algorithm, &pool, (data.left.len(), data.right.len()))?;
-    let mut times = vec![Vec::new(); list.len()];
-    let mut phases = vec![Vec::new(); list.len()];
-    let mut first: Option<JoinResult> = None;
-    for rep in 0..args.common.reps {
-        for (i, &algorithm) in list.iter().enumerate() {
-            spinner.set_prefix(format!("join {}, rep {}", algorithm.name(), rep + 1));
-            let opts = JoinOptions {
-                algorithm,
-                kind,
-                output,
-            };
-            let result = join(&pool, &data.left, &data.right, &opts, &spinner)
-                .with_context(|| format!("{} join", algorithm.name()))?;
-            times[i].push(numakit_ops::timing::total_seconds(&result.phases));
-            phases[i].push(result.phases.clone());
-            agree(&first, &result, algorithm)?;
-            first.get_or_insert(result);
-        }
-    }
+    let runs = run_all(
+        &pool,
+        &data,
+        &list,
+        (kind, output),
+        args.common.reps,
+        &spinner,
+    )?;
     spinner.finish();
-    let result = first.context("no join ran")?;
+    let result = runs.first.context("no join ran")?;
     let verified = args.common.verify && verify(&data, kind, output, &result)?;
     let input_rows = (data.left.len() + data.right.len()) as u64;
     let algorithms: Vec<AlgorithmReport> = list
         .iter()
-        .zip(&times)
-        .zip(&phases)
+        .zip(&runs.times)
+        .zip(&runs.phases)
         .map(|((&algorithm, t), p)| AlgorithmReport {
             algorithm,
             throughput: Throughput::of(t, input_rows),
             phases: median_phases(p),
         })
         .collect();
-    let best = algorithms
-        .iter()
-        .min_by(|a, b| {
-            a.throughput
-                .seconds
-                .median
-                .total_cmp(&b.throughput.seconds.median)
-        })
-        .context("no algorithm")?;
+    let best = fastest(&algorithms)?;
     let report = JoinReport {
         left_rows: data.left.len() as u64,
         right_rows: data.right.len() as u64,
@@ -222,6 +195,75 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         println!("{}", render(&report));
     }
     Ok(())
+}
+
+/// What the join produces: `--output`, or materialized rows when `--out`
+/// asks for a file.
+fn output_of(args: &JoinArgs) -> Result<JoinOutput> {
+    let asked = match args.output.as_str() {
+        "count" => JoinOutput::Count,
+        "checksum" => JoinOutput::Checksum,
+        "materialize" => JoinOutput::Materialize,
+        other => bail!("unknown output `{other}` (count, checksum, materialize)"),
+    };
+    Ok(match args.common.out {
+        Some(_) => JoinOutput::Materialize,
+        None => asked,
+    })
+}
+
+/// Per algorithm, the time and phases of every repetition, and the first
+/// result (every later one must agree with it).
+struct Runs {
+    times: Vec<Vec<f64>>,
+    phases: Vec<Vec<Vec<PhaseTime>>>,
+    first: Option<JoinResult>,
+}
+
+/// Runs every algorithm `reps` times, alternating between them.
+fn run_all(
+    pool: &Pool,
+    data: &Inputs,
+    list: &[JoinAlgorithm],
+    (kind, output): (JoinKind, JoinOutput),
+    reps: usize,
+    spinner: &Spinner,
+) -> Result<Runs> {
+    let mut runs = Runs {
+        times: vec![Vec::new(); list.len()],
+        phases: vec![Vec::new(); list.len()],
+        first: None,
+    };
+    for rep in 0..reps {
+        for (i, &algorithm) in list.iter().enumerate() {
+            spinner.set_prefix(format!("join {}, rep {}", algorithm.name(), rep + 1));
+            let opts = JoinOptions {
+                algorithm,
+                kind,
+                output,
+            };
+            let result = join(pool, &data.left, &data.right, &opts, spinner)
+                .with_context(|| format!("{} join", algorithm.name()))?;
+            runs.times[i].push(numakit_ops::timing::total_seconds(&result.phases));
+            runs.phases[i].push(result.phases.clone());
+            agree(&runs.first, &result, algorithm)?;
+            runs.first.get_or_insert(result);
+        }
+    }
+    Ok(runs)
+}
+
+/// The algorithm with the lowest median time.
+fn fastest(algorithms: &[AlgorithmReport]) -> Result<&AlgorithmReport> {
+    algorithms
+        .iter()
+        .min_by(|a, b| {
+            a.throughput
+                .seconds
+                .median
+                .total_cmp(&b.throughput.seconds.median)
+        })
+        .context("no algorithm")
 }
 
 /// Every run must give the same result.

@@ -112,24 +112,9 @@ struct PartPlacement {
 
 pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
     let topology = Arc::new(numakit_topology::discover()?);
-    let topo_summary = TopologySummary {
-        summary: topo::summary(&topology),
-        nodes: topology.nodes.iter().map(|n| n.id).collect(),
-        allowed_cpus: topology.allowed.cpus.to_string(),
-        allowed_nodes: topology.allowed.nodes.to_string(),
-    };
+    let topo_summary = topology_summary(&topology);
     let report = doctor::checks(topology.clone());
-    let doctor_summary = DoctorSummary {
-        pass: report.passed,
-        fail: report.failed,
-        unavailable: report.unavailable,
-        failed_checks: report
-            .checks
-            .iter()
-            .filter(|c| c.status == numakit_placement::doctor::Status::Fail)
-            .map(|c| format!("{}: {}", c.name, c.detail))
-            .collect(),
-    };
+    let doctor_summary = doctor_summary(&report);
     let (reduction, pool) = reduction(topology, args, mode)?;
     let (shuffle, shuffle_skipped) = match quick_report(&pool, args.size_mib.max(8)) {
         Ok(report) => (Some(report), None),
@@ -174,6 +159,35 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
     } else {
         println!("{}", render(&out, &report));
     }
+    failures(&out)
+}
+
+fn topology_summary(topology: &Topology) -> TopologySummary {
+    TopologySummary {
+        summary: topo::summary(topology),
+        nodes: topology.nodes.iter().map(|n| n.id).collect(),
+        allowed_cpus: topology.allowed.cpus.to_string(),
+        allowed_nodes: topology.allowed.nodes.to_string(),
+    }
+}
+
+fn doctor_summary(report: &numakit_placement::doctor::Report) -> DoctorSummary {
+    DoctorSummary {
+        pass: report.passed,
+        fail: report.failed,
+        unavailable: report.unavailable,
+        failed_checks: report
+            .checks
+            .iter()
+            .filter(|c| c.status == numakit_placement::doctor::Status::Fail)
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect(),
+    }
+}
+
+/// The main job fails when a section that must work here did not (the
+/// shuffle and the distributed join may be skipped with a reason).
+fn failures(out: &RunOutput) -> Result<()> {
     anyhow::ensure!(out.reduction.verified, "the reduction's result is wrong");
     if let Some(why) = &out.operators_skipped {
         anyhow::bail!("the operators failed: {why}");
@@ -231,7 +245,6 @@ fn reduction(
 }
 
 fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String {
-    let r = &out.reduction;
     let mut lines = vec![
         "numakit main job (built-in data)".to_string(),
         String::new(),
@@ -251,12 +264,56 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
             .iter()
             .map(|c| format!("   FAIL {c}")),
     );
-    lines.push(format!(
+    lines.extend(reduction_lines(&out.reduction));
+    lines.extend(shuffle_lines(out));
+    lines.extend(section(
+        &out.operators,
+        &out.operators_skipped,
+        run_ops::lines,
+        "6. operators failed",
+    ));
+    lines.extend(section(
+        &out.mapreduce,
+        &out.mapreduce_skipped,
+        run_mapreduce::lines,
+        "7. MapReduce failed",
+    ));
+    lines.extend(section(
+        &out.probe,
+        &out.probe_skipped,
+        run_probe::lines,
+        "8. memory probe failed",
+    ));
+    lines.extend(section(
+        &out.cluster,
+        &out.cluster_skipped,
+        run_cluster::lines,
+        "9. distributed join skipped",
+    ));
+    lines.join("\n")
+}
+
+/// A section's lines, or one line saying why it has none.
+fn section<T>(
+    summary: &Option<T>,
+    skipped: &Option<String>,
+    lines: impl Fn(&T) -> Vec<String>,
+    failed: &str,
+) -> Vec<String> {
+    match summary {
+        Some(s) => lines(s),
+        None => vec![format!("{failed}: {}", skipped.as_deref().unwrap_or("?"))],
+    }
+}
+
+/// Section 3: where the reduction's data lay, its result, the pool's work.
+fn reduction_lines(r: &Reduction) -> Vec<String> {
+    let mut lines = vec![format!(
         "3. parallel sum of {} of u64 placed node by node, {} workers, placement {:?}",
         bytes(r.bytes),
         r.workers,
         r.placement_mode
-    ));
+    )];
     for p in &r.parts {
         lines.push(format!(
             "   node {} data: {} on node {}: {}/{} pages there",
@@ -294,36 +351,7 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         ]);
     }
     lines.push(table(&rows));
-    lines.extend(shuffle_lines(out));
-    match (&out.operators, &out.operators_skipped) {
-        (Some(o), _) => lines.extend(run_ops::lines(o)),
-        (None, why) => lines.push(format!(
-            "6. operators failed: {}",
-            why.as_deref().unwrap_or("?")
-        )),
-    }
-    match (&out.mapreduce, &out.mapreduce_skipped) {
-        (Some(m), _) => lines.extend(run_mapreduce::lines(m)),
-        (None, why) => lines.push(format!(
-            "7. MapReduce failed: {}",
-            why.as_deref().unwrap_or("?")
-        )),
-    }
-    match (&out.probe, &out.probe_skipped) {
-        (Some(p), _) => lines.extend(run_probe::lines(p)),
-        (None, why) => lines.push(format!(
-            "8. memory probe failed: {}",
-            why.as_deref().unwrap_or("?")
-        )),
-    }
-    match (&out.cluster, &out.cluster_skipped) {
-        (Some(c), _) => lines.extend(run_cluster::lines(c)),
-        (None, why) => lines.push(format!(
-            "9. distributed join skipped: {}",
-            why.as_deref().unwrap_or("?")
-        )),
-    }
-    lines.join("\n")
+    lines
 }
 
 fn shuffle_lines(out: &RunOutput) -> Vec<String> {

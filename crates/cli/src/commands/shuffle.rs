@@ -66,6 +66,16 @@ struct Plan {
     skew: Skew,
 }
 
+impl Plan {
+    /// Every schedule with every synchronisation, schedules outermost.
+    fn combinations(&self) -> Vec<(Strategy, Sync)> {
+        self.strategies
+            .iter()
+            .flat_map(|&k| self.syncs.iter().map(move |&s| (k, s)))
+            .collect()
+    }
+}
+
 fn parse_list<T: std::str::FromStr<Err = String>>(text: &str) -> Result<Vec<T>> {
     let items = text
         .split(',')
@@ -188,11 +198,7 @@ fn measure(
     let data = ShuffleData::generate(pool, elements(args), plan.skew, 42)?;
     let reference = data.reference();
     let want_total: u64 = reference.iter().map(|r| r.0).sum();
-    let combos: Vec<(Strategy, Sync)> = plan
-        .strategies
-        .iter()
-        .flat_map(|&k| plan.syncs.iter().map(move |&s| (k, s)))
-        .collect();
+    let combos = plan.combinations();
     let mut samples = vec![Vec::new(); combos.len()];
     let mut misplaced = vec![0u64; combos.len()];
     let mut plain = Vec::new();
@@ -211,16 +217,17 @@ fn measure(
         if rep % 2 == 0 {
             plain.push(baseline()?);
         }
-        for (i, &(strategy, sync)) in combos.iter().enumerate() {
-            let mut opts = ShuffleOptions::new(strategy, sync);
-            opts.form = plan.form;
-            opts.state_bytes = args.state_kib << 10;
-            opts.seed = rep as u64;
-            let run = shuffle(pool, &data, &opts)?;
-            run.verify(&reference)
-                .with_context(|| format!("{strategy} ({sync})"))?;
-            samples[i].push(run.gbs());
-            misplaced[i] += run.misplaced_steps;
+        let runs = Repetition {
+            pool,
+            data: &data,
+            reference: &reference,
+            plan,
+            args,
+        }
+        .run(&combos, rep)?;
+        for (i, (gbs, misplaced_steps)) in runs.into_iter().enumerate() {
+            samples[i].push(gbs);
+            misplaced[i] += misplaced_steps;
         }
         if rep % 2 == 1 {
             plain.push(baseline()?);
@@ -231,17 +238,20 @@ fn measure(
         .iter()
         .zip(&samples)
         .zip(&misplaced)
-        .map(|((&(schedule, sync), s), &misplaced_steps)| {
-            let gbs = Spread::of(s);
-            ScheduleResult {
-                schedule,
-                sync,
-                vs_plain_read: gbs.median / plain_read_gbs.median,
-                misplaced_steps,
-                gbs,
-            }
-        })
+        .map(|((&combo, s), &misplaced)| schedule_result(combo, s, misplaced, &plain_read_gbs))
         .collect();
+    report(pool, &data, plan, args.reps, plain_read_gbs, results)
+}
+
+/// The report of a measured shuffle, with where its partitions lay.
+fn report(
+    pool: &Pool,
+    data: &ShuffleData,
+    plan: &Plan,
+    reps: usize,
+    plain_read_gbs: Spread,
+    results: Vec<ScheduleResult>,
+) -> Result<ShuffleReport> {
     let layout = data.layout;
     let placement = data.placement()?;
     let placed = placement.iter().all(|&(_, here, total)| here == total);
@@ -254,12 +264,58 @@ fn measure(
         threads_per_socket: layout.threads_per_socket,
         form: plan.form,
         skew: plan.skew,
-        reps: args.reps,
+        reps,
         plain_read_gbs,
         results,
         sweep: Vec::new(),
         verified: true,
     })
+}
+
+/// One repetition of every schedule on the same data.
+struct Repetition<'a> {
+    pool: &'a Pool,
+    data: &'a ShuffleData,
+    reference: &'a [(u64, u64)],
+    plan: &'a Plan,
+    args: &'a ShuffleArgs,
+}
+
+impl Repetition<'_> {
+    /// Per schedule, in order: GB/s and the steps run off their node.
+    /// Every result is checked against the reference.
+    fn run(&self, combos: &[(Strategy, Sync)], rep: usize) -> Result<Vec<(f64, u64)>> {
+        combos
+            .iter()
+            .map(|&(strategy, sync)| {
+                let mut opts = ShuffleOptions::new(strategy, sync);
+                opts.form = self.plan.form;
+                opts.state_bytes = self.args.state_kib << 10;
+                opts.seed = rep as u64;
+                let run = shuffle(self.pool, self.data, &opts)?;
+                run.verify(self.reference)
+                    .with_context(|| format!("{strategy} ({sync})"))?;
+                Ok((run.gbs(), run.misplaced_steps))
+            })
+            .collect()
+    }
+}
+
+/// One schedule's repetitions summed up against the plain read.
+fn schedule_result(
+    (schedule, sync): (Strategy, Sync),
+    samples: &[f64],
+    misplaced_steps: u64,
+    plain_read_gbs: &Spread,
+) -> ScheduleResult {
+    let gbs = Spread::of(samples);
+    ScheduleResult {
+        schedule,
+        sync,
+        vs_plain_read: gbs.median / plain_read_gbs.median,
+        misplaced_steps,
+        gbs,
+    }
 }
 
 /// A short run for the main job: naive, ring and migration, tight, 7
