@@ -43,7 +43,16 @@ pub fn render_aggregation(report: &AggReport) -> String {
         report.cache_bytes_per_thread / 1024.0,
         report.options.sync
     );
-    let _ = write!(out, "\n{:>8} {:>10}", "keys/part", "table");
+    out.push('\n');
+    write_points(&mut out, report);
+    out.push('\n');
+    write_crossovers(&mut out, report);
+    out
+}
+
+/// One row per number of keys: GB/s of each method and its update share.
+fn write_points(out: &mut String, report: &AggReport) {
+    let _ = write!(out, "{:>8} {:>10}", "keys/part", "table");
     for m in Method::ALL {
         let _ = write!(out, " {:>16}", m.name());
     }
@@ -68,7 +77,10 @@ pub fn render_aggregation(report: &AggReport) -> String {
         }
         let _ = writeln!(out);
     }
-    let _ = writeln!(out);
+}
+
+/// Where the ring shuffle overtakes each migrating method, if it does.
+fn write_crossovers(out: &mut String, report: &AggReport) {
     for c in &report.crossovers {
         let _ = match (c.keys_per_partition, c.total_groups) {
             (Some(k), Some(total)) => writeln!(
@@ -94,5 +106,4 @@ pub fn render_aggregation(report: &AggReport) -> String {
             ),
         };
     }
-    out
 }
