@@ -125,6 +125,31 @@ fn first_touch_checks(pool: &Pool) -> Vec<Check> {
         .collect()
 }
 
+/// From a log of (worker, worker's node, task's node): how many tasks ran
+/// on their own node, how many were stolen, and which workers ran a local
+/// task after stealing one.
+fn steal_order(log: &[(usize, NodeId, NodeId)], workers: usize) -> (usize, usize, Vec<usize>) {
+    let mut late_local = Vec::new();
+    let (mut local, mut stolen) = (0, 0);
+    for w in 0..workers {
+        let homes: Vec<(NodeId, NodeId)> = log
+            .iter()
+            .filter(|e| e.0 == w)
+            .map(|e| (e.1, e.2))
+            .collect();
+        let first_stolen = homes
+            .iter()
+            .position(|(mine, home)| mine != home)
+            .unwrap_or(homes.len());
+        local += homes.iter().filter(|(m, h)| m == h).count();
+        stolen += homes.len() - homes.iter().filter(|(m, h)| m == h).count();
+        if homes[first_stolen..].iter().any(|(m, h)| m == h) {
+            late_local.push(w);
+        }
+    }
+    (local, stolen, late_local)
+}
+
 /// Holds every worker at a gate while tasks are queued on all nodes (three
 /// times more on the first), then checks that no worker ran one of its own
 /// node's tasks after a stolen one.
@@ -170,24 +195,7 @@ fn local_first_check(pool: &Pool) -> Check {
         return failure("pool_local_first", &e);
     }
     let log = log.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let mut late_local = Vec::new();
-    let (mut local, mut stolen) = (0, 0);
-    for w in 0..workers {
-        let homes: Vec<(NodeId, NodeId)> = log
-            .iter()
-            .filter(|e| e.0 == w)
-            .map(|e| (e.1, e.2))
-            .collect();
-        let first_stolen = homes
-            .iter()
-            .position(|(mine, home)| mine != home)
-            .unwrap_or(homes.len());
-        local += homes.iter().filter(|(m, h)| m == h).count();
-        stolen += homes.len() - homes.iter().filter(|(m, h)| m == h).count();
-        if homes[first_stolen..].iter().any(|(m, h)| m == h) {
-            late_local.push(w);
-        }
-    }
+    let (local, stolen, late_local) = steal_order(&log, workers);
     let status = if late_local.is_empty() && stolen > 0 {
         Status::Pass
     } else {
@@ -198,4 +206,18 @@ fn local_first_check(pool: &Pool) -> Check {
         status,
         format!("{} tasks: {local} local, {stolen} stolen; workers that ran a local task after stealing: {late_local:?}", log.len()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::steal_order;
+
+    #[test]
+    fn a_local_task_after_a_stolen_one_is_reported() {
+        // Worker 0 (node 0) runs local, local, stolen: fine. Worker 1
+        // (node 1) steals, then runs a task of its own node: late.
+        let log = [(0, 0, 0), (1, 1, 0), (0, 0, 0), (0, 0, 1), (1, 1, 1)];
+        assert_eq!(steal_order(&log, 2), (3, 2, vec![1]));
+        assert_eq!(steal_order(&[], 2), (0, 0, vec![]));
+    }
 }
