@@ -66,31 +66,7 @@ pub fn pool_bench(
         pool.nodes()
     ));
     let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.pool.huge_pages)?;
-    let (mut pool_gbs, mut plain_gbs) = (Vec::new(), Vec::new());
-    reduce::verify(
-        &data,
-        reduce::pool_sum(&pool, &data, args.pool.morsel_kib)?,
-        "pool",
-    )?;
-    reduce::verify(&data, reduce::plain_sum(&pool, &data)?, "plain")?;
-    let gbs = |t: Instant| data.bytes() as f64 / t.elapsed().as_secs_f64() / 1e9;
-    for rep in 0..args.reps {
-        progress(format!("sum repetition {}/{}", rep + 1, args.reps));
-        for first_pool in [rep % 2 == 0, rep % 2 != 0] {
-            let t = Instant::now();
-            if first_pool {
-                reduce::verify(
-                    &data,
-                    reduce::pool_sum(&pool, &data, args.pool.morsel_kib)?,
-                    "pool",
-                )?;
-                pool_gbs.push(gbs(t));
-            } else {
-                reduce::verify(&data, reduce::plain_sum(&pool, &data)?, "plain")?;
-                plain_gbs.push(gbs(t));
-            }
-        }
-    }
+    let (pool_gbs, plain_gbs) = alternate_sums(&pool, &data, args, &progress)?;
     progress(format!("dispatching {} empty tasks, 5 times", args.tasks));
     let dispatch: Vec<f64> = (0..5)
         .map(|_| dispatch_cost(&pool, args.tasks))
@@ -98,7 +74,6 @@ pub fn pool_bench(
     let broadcast: Vec<f64> = (0..5)
         .map(|_| broadcast_cost(&pool, 200))
         .collect::<Result<_>>()?;
-    let (pool_gbs, plain_gbs) = (Spread::of(&pool_gbs), Spread::of(&plain_gbs));
     Ok(PoolBenchReport {
         bytes: data.bytes(),
         workers: pool.workers(),
@@ -111,6 +86,40 @@ pub fn pool_bench(
         dispatch_ns_per_task: Spread::of(&dispatch),
         broadcast_us: Spread::of(&broadcast),
     })
+}
+
+/// The pool's sum and a plain threaded sum of the same data, alternating
+/// which goes first, after one untimed run of each; GB/s of each, every
+/// result verified.
+fn alternate_sums(
+    pool: &Pool,
+    data: &reduce::PlacedData,
+    args: &PoolBenchArgs,
+    progress: &dyn Fn(String),
+) -> Result<(Spread, Spread)> {
+    let pool_sum = || -> Result<()> {
+        let sum = reduce::pool_sum(pool, data, args.pool.morsel_kib)?;
+        reduce::verify(data, sum, "pool")
+    };
+    let plain_sum = || reduce::verify(data, reduce::plain_sum(pool, data)?, "plain");
+    pool_sum()?;
+    plain_sum()?;
+    let (mut pool_gbs, mut plain_gbs) = (Vec::new(), Vec::new());
+    let gbs = |t: Instant| data.bytes() as f64 / t.elapsed().as_secs_f64() / 1e9;
+    for rep in 0..args.reps {
+        progress(format!("sum repetition {}/{}", rep + 1, args.reps));
+        for first_pool in [rep % 2 == 0, rep % 2 != 0] {
+            let t = Instant::now();
+            if first_pool {
+                pool_sum()?;
+                pool_gbs.push(gbs(t));
+            } else {
+                plain_sum()?;
+                plain_gbs.push(gbs(t));
+            }
+        }
+    }
+    Ok((Spread::of(&pool_gbs), Spread::of(&plain_gbs)))
 }
 
 /// Nanoseconds per empty task, spawned round-robin over the nodes and run.
