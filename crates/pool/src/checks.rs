@@ -141,8 +141,9 @@ fn steal_order(log: &[(usize, NodeId, NodeId)], workers: usize) -> (usize, usize
             .iter()
             .position(|(mine, home)| mine != home)
             .unwrap_or(homes.len());
-        local += homes.iter().filter(|(m, h)| m == h).count();
-        stolen += homes.len() - homes.iter().filter(|(m, h)| m == h).count();
+        let here = homes.iter().filter(|(m, h)| m == h).count();
+        local += here;
+        stolen += homes.len() - here;
         if homes[first_stolen..].iter().any(|(m, h)| m == h) {
             late_local.push(w);
         }
