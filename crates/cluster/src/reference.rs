@@ -43,6 +43,7 @@ pub fn single_machine(
                 Output::Checksum => JoinOutput::Checksum,
                 Output::Sample(_) | Output::Rows => JoinOutput::Materialize,
             },
+            row_limit: None,
         },
         &Silent,
     )?;

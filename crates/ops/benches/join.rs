@@ -87,6 +87,7 @@ fn measure(pool: &Pool, r: &Relation, s: &Relation, algorithm: JoinAlgorithm, re
         algorithm,
         kind: JoinKind::Inner,
         output: JoinOutput::Count,
+        row_limit: None,
     };
     let mut totals = Vec::new();
     let mut cpu = Vec::new();

@@ -289,6 +289,7 @@ fn bench_join(pool: &Pool, r: &Relation, s_rel: &Relation, s: &Settings) -> Resu
                 algorithm: algorithms[i],
                 kind: JoinKind::Inner,
                 output: JoinOutput::Count,
+                row_limit: None,
             };
             let (start, cpu_start) = (Instant::now(), cpu_seconds());
             let result =

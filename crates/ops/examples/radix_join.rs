@@ -61,6 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             algorithm,
             kind: JoinKind::Inner,
             output: JoinOutput::Count,
+            row_limit: None,
         };
         // The first run pays the page faults of fresh partition buffers;
         // the second reuses them.

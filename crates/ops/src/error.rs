@@ -13,6 +13,9 @@ pub enum OpsError {
     #[error("the relation was made for {expected} workers but the pool has {actual}")]
     WorkerMismatch { expected: usize, actual: usize },
 
+    #[error("the result has more than {limit} rows, the most the memory limit allows ({rows} rows counted)")]
+    ResultTooLarge { limit: u64, rows: u64 },
+
     #[error("result check failed: {0}")]
     WrongResult(String),
 

@@ -241,6 +241,7 @@ fn run_all(
                 algorithm,
                 kind,
                 output,
+                row_limit: None,
             };
             let result = join(pool, &data.left, &data.right, &opts, spinner)
                 .with_context(|| format!("{} join", algorithm.name()))?;

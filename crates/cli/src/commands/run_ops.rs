@@ -58,6 +58,7 @@ pub fn operators(pool: &Pool, s_rows: u64) -> Result<OperatorSummary> {
             algorithm,
             kind: JoinKind::Inner,
             output: JoinOutput::Checksum,
+            row_limit: None,
         };
         let result = join(pool, &r, &s, &opts, &Silent)?;
         ensure!(

@@ -140,6 +140,10 @@ pub struct JoinOptions {
     pub algorithm: JoinAlgorithm,
     pub kind: JoinKind,
     pub output: JoinOutput,
+    /// With [`JoinOutput::Materialize`]: keep at most this many rows, and
+    /// fail with [`OpsError::ResultTooLarge`](crate::OpsError::ResultTooLarge)
+    /// rather than keep more (a memory limit). The rows are still counted.
+    pub row_limit: Option<u64>,
 }
 
 /// The outcome of a join.

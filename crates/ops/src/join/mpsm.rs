@@ -26,7 +26,7 @@ use numakit_shuffle::{exchange, Exchange, Strategy, Sync, Visit};
 use crate::error::{OpsError, Result};
 use crate::join::merge::merge_join;
 use crate::join::range_split::{self, RangeSplit};
-use crate::join::sink::{finish, Sink};
+use crate::join::sink::{finish_within, RowBudget, Sink};
 use crate::join::{JoinKind, JoinOptions, JoinResult};
 use crate::par::per_worker_mut;
 use crate::relation::{Chunk, Relation};
@@ -62,7 +62,8 @@ pub fn join(
     timer.start("sort R");
     per_worker_mut(pool, &mut r_runs, |_, run| sort_local(&mut run.tuples))?;
     timer.start("merge join");
-    let mut states = merge_all(pool, &r_runs, &s_runs, opts)?;
+    let budget = RowBudget::for_join(opts);
+    let mut states = merge_all(pool, &r_runs, &s_runs, opts, &budget)?;
     if opts.kind != JoinKind::Inner {
         timer.start("left-outer scan");
         let keep_matched = opts.kind == JoinKind::Semi;
@@ -75,8 +76,8 @@ pub fn join(
             }
         })?;
     }
-    let sinks = states.into_iter().map(|s| s.sink);
-    Ok(finish(sinks, timer.finish()))
+    let sinks = states.into_iter().map(|s| s.sink).collect();
+    finish_within(sinks, timer.finish(), &budget)
 }
 
 /// Each worker's sorted copy of its own chunk of `input`. The radix sort
@@ -110,11 +111,12 @@ fn merge_all(
     r_runs: &[Chunk],
     s_runs: &[Chunk],
     opts: &JoinOptions,
+    budget: &RowBudget,
 ) -> Result<Vec<MergeState>> {
     let states = r_runs
         .iter()
         .map(|run| MergeState {
-            sink: Sink::new(opts.output),
+            sink: Sink::with_budget(opts.output, budget.clone()),
             matched: match opts.kind {
                 JoinKind::Inner => Vec::new(),
                 _ => vec![false; run.tuples.len()],
@@ -187,6 +189,7 @@ mod tests {
             algorithm: JoinAlgorithm::Mpsm,
             kind: JoinKind::Semi,
             output: JoinOutput::Count,
+            row_limit: None,
         };
         let result = join(&pool, &r, &r, &opts, &crate::timing::Silent).unwrap();
         assert_eq!(result.rows, 100);

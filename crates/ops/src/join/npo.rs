@@ -17,7 +17,7 @@ use numakit_pool::Pool;
 
 use crate::error::{OpsError, Result};
 use crate::join::shared_table::{OverflowCursor, SharedTable, PREFETCH_GROUP};
-use crate::join::sink::{finish, Sink};
+use crate::join::sink::{finish_within, RowBudget, Sink};
 use crate::join::{JoinKind, JoinOptions, JoinOutput, JoinResult};
 use crate::par::{even_ranges, per_worker_mut};
 use crate::relation::Relation;
@@ -41,12 +41,13 @@ pub fn join(
     timer.start("build");
     let table = build(pool, left)?;
     timer.start("probe");
-    let mut sinks = probe(pool, &table, right, opts)?;
+    let budget = RowBudget::for_join(opts);
+    let mut sinks = probe(pool, &table, right, opts, &budget)?;
     if opts.kind != JoinKind::Inner {
         timer.start("left-outer scan");
         scan(pool, &table, opts.kind, &mut sinks)?;
     }
-    Ok(finish(sinks, timer.finish()))
+    finish_within(sinks, timer.finish(), &budget)
 }
 
 /// The table of `left`, filled by morsels at their home nodes.
@@ -81,13 +82,14 @@ fn probe(
     table: &SharedTable,
     right: &Relation,
     opts: &JoinOptions,
+    budget: &RowBudget,
 ) -> Result<Vec<Sink>> {
     let folded = pool.fold_morsels(
         &right.node_slices(),
         MORSEL_TUPLES,
         || WorkerSink {
             worker: 0,
-            sink: Sink::new(opts.output),
+            sink: Sink::with_budget(opts.output, budget.clone()),
         },
         |mut acc, ctx, morsel| {
             acc.worker = ctx.index;
@@ -190,6 +192,7 @@ mod tests {
                 algorithm: JoinAlgorithm::NoPartition,
                 kind,
                 output: JoinOutput::Count,
+                row_limit: None,
             };
             let result = join(&pool, &r, &r, &opts, &crate::timing::Silent).unwrap();
             let names: Vec<_> = result.phases.iter().map(|p| p.name.as_str()).collect();

@@ -35,7 +35,7 @@ use crossbeam_utils::CachePadded;
 use numakit_pool::Pool;
 
 use crate::error::{OpsError, Result};
-use crate::join::sink::{self, Sink};
+use crate::join::sink::{self, RowBudget, Sink};
 use crate::join::{JoinAlgorithm, JoinKind, JoinOptions, JoinResult};
 use crate::partition::swwcb::AlignedTuples;
 use crate::partition::{
@@ -115,9 +115,10 @@ pub fn join_with(
         0 => None,
         bits => Some(Radix::new(plan.first_bits, bits)?),
     };
-    let sinks = join_partitions(pool, &r, &s, opts, second)?;
+    let budget = RowBudget::for_join(opts);
+    let sinks = join_partitions(pool, &r, &s, opts, second, &budget)?;
     drop((r, s));
-    Ok(sink::finish(sinks, timer.finish()))
+    sink::finish_within(sinks, timer.finish(), &budget)
 }
 
 /// The pass plan: R's partitions fit the target, and there are enough
@@ -180,13 +181,14 @@ fn join_partitions(
     s: &Partitioned,
     opts: &JoinOptions,
     second: Option<Radix>,
+    budget: &RowBudget,
 ) -> Result<Vec<Sink>> {
     let cx = JoinContext {
         pool,
         states: (0..pool.workers())
             .map(|_| {
                 CachePadded::new(Mutex::new(WorkerState {
-                    sink: Sink::new(opts.output),
+                    sink: Sink::with_budget(opts.output, budget.clone()),
                     table: BucketTable::new(),
                     r_scratch: AlignedTuples::new(),
                     s_scratch: AlignedTuples::new(),
@@ -368,6 +370,7 @@ mod tests {
                             algorithm,
                             kind,
                             output: JoinOutput::Materialize,
+                            row_limit: None,
                         };
                         let got = join_with(&pool, &l, &r, &opts, &forced, &Silent).unwrap();
                         let mut rows: Vec<JoinRow> = got.materialized.concat();
@@ -411,6 +414,7 @@ mod tests {
                             algorithm,
                             kind,
                             output,
+                            row_limit: None,
                         };
                         let got = join(&pool, &l, &r, &opts, &Silent).unwrap();
                         assert_eq!(got.rows, expected.len() as u64, "{algorithm:?} {kind:?}");
@@ -433,6 +437,7 @@ mod tests {
             algorithm: JoinAlgorithm::RadixCprl,
             kind: JoinKind::Inner,
             output: JoinOutput::Count,
+            row_limit: None,
         };
         let result = join(&pool, &l, &l, &opts, &Silent).unwrap();
         assert_eq!(result.rows, 100);

@@ -4,9 +4,88 @@
 //!
 //! Every join algorithm emits through this, so the three outputs and the
 //! checksum mean the same thing for all of them.
+//!
+//! A materializing join may be given a row limit (the memory limit turned
+//! into rows): the sinks of one join then share a [`RowBudget`], take rows
+//! from it in batches, and stop keeping rows once it is spent, so that a
+//! result too large for memory fails cleanly instead of exhausting it.
 
-use crate::join::{JoinOutput, JoinResult, JoinRow};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::error::{OpsError, Result};
+use crate::join::{JoinOptions, JoinOutput, JoinResult, JoinRow};
 use crate::timing::PhaseTime;
+
+/// Rows a sink takes from the shared budget at a time.
+const BUDGET_BATCH: u64 = 4096;
+
+/// The rows the sinks of one join may keep together.
+#[derive(Clone, Debug, Default)]
+pub struct RowBudget {
+    shared: Option<Arc<BudgetState>>,
+}
+
+#[derive(Debug)]
+struct BudgetState {
+    limit: u64,
+    left: AtomicU64,
+    exceeded: AtomicBool,
+}
+
+impl RowBudget {
+    /// The budget of a join with these options (unlimited without a row
+    /// limit or when rows are not kept).
+    pub fn for_join(opts: &JoinOptions) -> Self {
+        match (opts.output, opts.row_limit) {
+            (JoinOutput::Materialize, Some(limit)) => Self {
+                shared: Some(Arc::new(BudgetState {
+                    limit,
+                    left: AtomicU64::new(limit),
+                    exceeded: AtomicBool::new(false),
+                })),
+            },
+            _ => Self::default(),
+        }
+    }
+
+    /// Takes up to `want` rows; returns how many were granted.
+    fn take(&self, want: u64) -> u64 {
+        let Some(state) = &self.shared else {
+            return want;
+        };
+        let mut left = state.left.load(Ordering::Relaxed);
+        loop {
+            let grant = want.min(left);
+            if grant == 0 {
+                state.exceeded.store(true, Ordering::Relaxed);
+                return 0;
+            }
+            match state.left.compare_exchange_weak(
+                left,
+                left - grant,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return grant,
+                Err(now) => left = now,
+            }
+        }
+    }
+
+    /// Fails if some sink wanted more rows than the budget had.
+    fn check(&self, rows: u64) -> Result<()> {
+        match &self.shared {
+            Some(state) if state.exceeded.load(Ordering::Relaxed) => {
+                Err(OpsError::ResultTooLarge {
+                    limit: state.limit,
+                    rows,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
 
 /// One worker's share of a join result.
 #[derive(Debug)]
@@ -15,15 +94,26 @@ pub struct Sink {
     rows: u64,
     checksum: u64,
     kept: Vec<JoinRow>,
+    budget: RowBudget,
+    /// Rows this sink may still keep before asking the budget again.
+    granted: u64,
 }
 
 impl Sink {
+    /// A sink without a row limit.
     pub fn new(output: JoinOutput) -> Self {
+        Self::with_budget(output, RowBudget::default())
+    }
+
+    /// A sink that keeps rows only while `budget` lasts.
+    pub fn with_budget(output: JoinOutput, budget: RowBudget) -> Self {
         Self {
             output,
             rows: 0,
             checksum: 0,
             kept: Vec::new(),
+            budget,
+            granted: 0,
         }
     }
 
@@ -37,6 +127,13 @@ impl Sink {
         let row = JoinRow { key, left, right };
         self.checksum = self.checksum.wrapping_add(row.checksum());
         if self.output == JoinOutput::Materialize {
+            if self.granted == 0 {
+                self.granted = self.budget.take(BUDGET_BATCH);
+                if self.granted == 0 {
+                    return;
+                }
+            }
+            self.granted -= 1;
             self.kept.push(row);
         }
     }
@@ -75,6 +172,17 @@ pub fn finish(sinks: impl IntoIterator<Item = Sink>, phases: Vec<PhaseTime>) -> 
     result
 }
 
+/// Like [`finish`], but fails when the sinks' budget was exceeded.
+pub fn finish_within(
+    sinks: Vec<Sink>,
+    phases: Vec<PhaseTime>,
+    budget: &RowBudget,
+) -> Result<JoinResult> {
+    let result = finish(sinks, phases);
+    budget.check(result.rows)?;
+    Ok(result)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +211,41 @@ mod tests {
         assert_eq!(results[1].checksum, results[2].checksum);
         assert_eq!(results[2].materialized[0].len(), 4);
         assert!(results[0].materialized.is_empty());
+    }
+
+    #[test]
+    fn a_spent_budget_stops_keeping_rows_and_fails_the_join() {
+        let opts = JoinOptions {
+            algorithm: crate::join::JoinAlgorithm::NoPartition,
+            kind: crate::join::JoinKind::Inner,
+            output: JoinOutput::Materialize,
+            row_limit: Some(5000),
+        };
+        let budget = RowBudget::for_join(&opts);
+        let mut sinks: Vec<Sink> = (0..2)
+            .map(|_| Sink::with_budget(opts.output, budget.clone()))
+            .collect();
+        for i in 0..3000 {
+            sinks[0].emit(i, i, Some(i));
+            sinks[1].emit(i, i, None);
+        }
+        let err = finish_within(sinks, Vec::new(), &budget).unwrap_err();
+        assert!(matches!(
+            err,
+            OpsError::ResultTooLarge {
+                limit: 5000,
+                rows: 6000
+            }
+        ));
+        let budget = RowBudget::for_join(&JoinOptions {
+            row_limit: Some(6000),
+            ..opts
+        });
+        let mut sink = Sink::with_budget(opts.output, budget.clone());
+        for i in 0..6000 {
+            sink.emit(i, i, None);
+        }
+        let result = finish_within(vec![sink], Vec::new(), &budget).unwrap();
+        assert_eq!(result.materialized[0].len(), 6000);
     }
 }

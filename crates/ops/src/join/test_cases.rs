@@ -121,6 +121,7 @@ pub fn check_one(
             algorithm,
             kind,
             output,
+            row_limit: None,
         };
         let result = join(pool, &l, &r, &opts, &Silent).expect("join");
         assert_eq!(

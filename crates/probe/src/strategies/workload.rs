@@ -132,6 +132,7 @@ pub fn run(pool: &Pool, workload: Workload, data: &Data) -> Result<(u64, u64)> {
                 algorithm,
                 kind: JoinKind::Inner,
                 output: JoinOutput::Count,
+                row_limit: None,
             };
             join::join(pool, build, &data.main, &opts, &Silent)?.rows
         }
