@@ -166,6 +166,20 @@ pub enum IoError {
     },
 
     /// A table handed to `write` is not well formed.
+    #[error("{format} file {path:?}: {message}")]
+    Decode {
+        format: &'static str,
+        path: PathBuf,
+        message: String,
+    },
+
+    #[error("cannot write {format} file {path:?}: {message}")]
+    Encode {
+        format: &'static str,
+        path: PathBuf,
+        message: String,
+    },
+
     #[error("cannot write the table: {0}")]
     InvalidTable(String),
 

@@ -25,7 +25,7 @@ use crate::projection;
 use crate::table::Table;
 
 /// The magic bytes that open (and close) an IPC file-format file.
-const FILE_MAGIC: &[u8; 6] = b"ARROW1";
+pub(crate) const FILE_MAGIC: &[u8; 6] = b"ARROW1";
 /// The word that opens each message of a (post-0.15) IPC stream.
 const CONTINUATION_MARKER: u32 = 0xFFFF_FFFF;
 /// Rows per record batch when writing.
@@ -57,7 +57,7 @@ pub(crate) fn read(path: &Path, requested: Option<&[String]>) -> Result<Table> {
 }
 
 /// The first (up to) 8 bytes of the file; rewinds it.
-fn read_opening(file: &mut File) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_opening(file: &mut File) -> std::io::Result<Vec<u8>> {
     let mut opening = Vec::with_capacity(8);
     file.by_ref().take(8).read_to_end(&mut opening)?;
     file.rewind()?;
@@ -67,7 +67,7 @@ fn read_opening(file: &mut File) -> std::io::Result<Vec<u8>> {
 /// Refuses a stream whose first message claims more bytes than the file
 /// holds (a truncated file or not Arrow at all), before the Arrow reader
 /// would allocate that claimed size.
-fn check_stream_opening(opening: &[u8], file_size: u64) -> Result<(), ArrowError> {
+pub(crate) fn check_stream_opening(opening: &[u8], file_size: u64) -> Result<(), ArrowError> {
     let word = |at: usize| {
         opening
             .get(at..at + 4)

@@ -37,6 +37,7 @@
 
 mod arrow_columns;
 mod atomic;
+mod batch_write;
 mod csv_read;
 mod csv_write;
 mod error;
@@ -45,14 +46,22 @@ mod ipc;
 mod options;
 mod parquet_io;
 mod projection;
+mod source;
 mod table;
 
 use std::path::Path;
 
+pub use batch_write::write_batches;
 pub use error::{IoError, Result, ACCEPTED_TYPES};
 pub use format::Format;
 pub use options::{CsvOptions, ParquetCompression, ReadOptions, WriteOptions};
+pub use source::{Projection, Source, SourceOptions, CSV_SAMPLE_ROWS};
 pub use table::{Column, IntKind, Table};
+
+/// The Arrow types read and written, re-exported so that callers use the
+/// same versions.
+pub use arrow_array::{self, RecordBatch};
+pub use arrow_schema::{self, DataType, Field, Schema, SchemaRef};
 
 /// Reads the table at `path` in `format` (from the extension when `None`),
 /// keeping only the `columns` named, in that order (all when `None`).
