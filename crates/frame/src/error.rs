@@ -1,0 +1,93 @@
+//! Errors of the table layer: each one names the column, type, option or
+//! limit involved, in one line.
+
+use numakit_io::IoError;
+use numakit_ops::OpsError;
+use numakit_pool::PoolError;
+
+/// Why a request could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// Reading or writing a file failed.
+    #[error(transparent)]
+    Io(#[from] IoError),
+
+    /// An operator failed.
+    #[error(transparent)]
+    Ops(OpsError),
+
+    /// The worker pool failed.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+
+    /// A column was named that the table does not have.
+    #[error("column {column:?} not found in {table}; available columns: {available}")]
+    ColumnNotFound {
+        column: String,
+        table: String,
+        available: String,
+    },
+
+    /// A column's type cannot play the role asked of it.
+    #[error("column {column:?} has type {data_type}, which cannot be {role}{why}")]
+    UnsupportedType {
+        column: String,
+        data_type: String,
+        role: &'static str,
+        why: String,
+    },
+
+    /// Two key columns that are to be compared have incompatible types.
+    #[error(
+        "join key {left:?} ({left_type}) cannot be compared with {right:?} ({right_type}): {why}"
+    )]
+    KeyMismatch {
+        left: String,
+        left_type: String,
+        right: String,
+        right_type: String,
+        why: String,
+    },
+
+    /// The request is malformed (bad aggregate list, clashing names...).
+    #[error("{0}")]
+    InvalidRequest(String),
+
+    /// The work would need more memory than the limit allows.
+    #[error(
+        "{what} needs about {need} more, but the memory limit is {limit} and {in_use} is in use; \
+         raise --memory-limit, or use less input or fewer columns"
+    )]
+    MemoryLimit {
+        what: String,
+        need: String,
+        limit: String,
+        in_use: String,
+    },
+
+    /// An aggregate does not fit its result type.
+    #[error("{0}")]
+    Overflow(String),
+
+    /// An Arrow kernel refused its input.
+    #[error("{context}: {message}")]
+    Arrow { context: String, message: String },
+}
+
+impl From<OpsError> for FrameError {
+    fn from(error: OpsError) -> Self {
+        FrameError::Ops(error)
+    }
+}
+
+impl FrameError {
+    pub(crate) fn arrow(context: impl Into<String>, error: arrow_schema::ArrowError) -> Self {
+        FrameError::Arrow {
+            context: context.into(),
+            message: error.to_string(),
+        }
+    }
+}
+
+/// The result of the table layer's functions.
+pub type Result<T, E = FrameError> = std::result::Result<T, E>;

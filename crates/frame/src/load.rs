@@ -1,0 +1,92 @@
+//! Loading a file onto the pool: the workers take the file's units one at
+//! a time and decode them, so each part of the table is first touched, and
+//! kept, on the node of the worker that decoded it; the parts keep the
+//! file's row order.
+//!
+//! Only the projected columns are decoded, straight from the file (no
+//! whole-file buffer). The memory limit is checked against the decoded
+//! size the file announces before anything is read. It does not convert
+//! types: the table holds what the file holds.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use numakit_io::{Projection, Source};
+use numakit_pool::Pool;
+use serde::Serialize;
+
+use crate::error::{FrameError, Result};
+use crate::memory::MemoryLimit;
+use crate::table::{Part, Table};
+
+/// What loading a file did.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadStats {
+    pub path: String,
+    pub format: &'static str,
+    pub rows: u64,
+    /// Units decoded (row groups, CSV ranges, IPC batches).
+    pub units: usize,
+    /// Bytes of the decoded columns in memory.
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// Decodes the projected columns of `source` on `pool`.
+pub fn load(
+    pool: &Pool,
+    source: &Source,
+    projection: &Projection,
+    limit: &MemoryLimit,
+) -> Result<(Table, LoadStats)> {
+    let started = Instant::now();
+    let name = source.path().display().to_string();
+    limit.check(
+        &format!("reading {name}"),
+        source.decoded_bytes_hint(projection),
+    )?;
+    let units = source.units();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let decoded = pool.broadcast(|ctx| {
+        let mut mine = Vec::new();
+        while !failed.load(Ordering::Relaxed) {
+            let unit = next.fetch_add(1, Ordering::Relaxed);
+            if unit >= units {
+                break;
+            }
+            match source.read_unit(unit, projection) {
+                Ok(batches) => mine.push((unit, ctx.index, batches)),
+                Err(error) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(FrameError::from(error));
+                }
+            }
+        }
+        Ok(mine)
+    })?;
+    let mut all = Vec::with_capacity(units);
+    for worker in decoded {
+        all.extend(worker?);
+    }
+    all.sort_unstable_by_key(|(unit, _, _)| *unit);
+    let parts: Vec<Part> = all
+        .into_iter()
+        .flat_map(|(_, worker, batches)| {
+            batches
+                .into_iter()
+                .filter(|b| b.num_rows() > 0)
+                .map(move |batch| Part { batch, worker })
+        })
+        .collect();
+    let table = Table::new(name.clone(), projection.schema().clone(), parts)?;
+    let stats = LoadStats {
+        path: name,
+        format: source.format().name(),
+        rows: table.rows() as u64,
+        units,
+        bytes: table.memory_bytes(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok((table, stats))
+}
