@@ -16,6 +16,9 @@ pub enum OpsError {
     #[error("the result has more than {limit} rows, the most the memory limit allows ({rows} rows counted)")]
     ResultTooLarge { limit: u64, rows: u64 },
 
+    #[error("the SUM of aggregate {aggregate} overflows 128 bits")]
+    SumOverflow { aggregate: usize },
+
     #[error("result check failed: {0}")]
     WrongResult(String),
 

@@ -18,6 +18,7 @@
 //! `shuffle` and `migration` (Li's three), `local`, `partitioned`.
 
 pub mod choose;
+pub mod columns;
 pub mod dense;
 pub mod estimate;
 pub mod hll;

@@ -1,0 +1,166 @@
+//! Group numbers for group codes: a direct index when the codes are small
+//! (a code is its own group number), or an open-addressing hash table that
+//! hands out group numbers in order of first appearance. The group of rows
+//! without a key (null keys) has a number of its own.
+//!
+//! It stores no aggregates; `state` does, indexed by these numbers.
+
+use crate::hash::hash64;
+
+/// Group numbers for codes.
+#[derive(Debug)]
+pub enum GroupIndex {
+    /// Codes `0..len` are their own group numbers; `len` is the null group.
+    Direct {
+        len: usize,
+    },
+    Hashed(HashIndex),
+}
+
+impl GroupIndex {
+    /// A direct index over codes `0..=max_code`.
+    pub fn direct(max_code: u64) -> Self {
+        GroupIndex::Direct {
+            len: max_code as usize + 1,
+        }
+    }
+
+    /// A hash index sized for about `groups` groups.
+    pub fn hashed(groups: usize) -> Self {
+        GroupIndex::Hashed(HashIndex::with_capacity(groups))
+    }
+
+    /// Group numbers in use are below this.
+    pub fn groups(&self) -> usize {
+        match self {
+            GroupIndex::Direct { len } => len + 1,
+            GroupIndex::Hashed(h) => h.codes.len(),
+        }
+    }
+
+    /// The group of `code` (`None`: the null group), made if new.
+    #[inline(always)]
+    pub fn group(&mut self, code: Option<u64>) -> u32 {
+        match (self, code) {
+            (GroupIndex::Direct { .. }, Some(c)) => c as u32,
+            (GroupIndex::Direct { len }, None) => *len as u32,
+            (GroupIndex::Hashed(h), code) => h.group(code),
+        }
+    }
+
+    /// The code of group `g` (`None` for the null group).
+    pub fn code(&self, g: usize) -> Option<u64> {
+        match self {
+            GroupIndex::Direct { len } => (g < *len).then_some(g as u64),
+            GroupIndex::Hashed(h) => h.codes[g],
+        }
+    }
+}
+
+/// Open addressing on the low bits of [`hash64`], doubling at half load.
+#[derive(Debug)]
+pub struct HashIndex {
+    keys: Vec<u64>,
+    /// Group number + 1; 0 marks an empty slot.
+    slots: Vec<u32>,
+    mask: usize,
+    /// The code of each group, in group order.
+    codes: Vec<Option<u64>>,
+    null_group: Option<u32>,
+}
+
+impl HashIndex {
+    fn with_capacity(groups: usize) -> Self {
+        let capacity = (groups.max(8) * 2).next_power_of_two();
+        HashIndex {
+            keys: vec![0; capacity],
+            slots: vec![0; capacity],
+            mask: capacity - 1,
+            codes: Vec::with_capacity(groups.min(1 << 20)),
+            null_group: None,
+        }
+    }
+
+    #[inline(always)]
+    fn group(&mut self, code: Option<u64>) -> u32 {
+        let Some(code) = code else {
+            if let Some(g) = self.null_group {
+                return g;
+            }
+            let g = self.codes.len() as u32;
+            self.codes.push(None);
+            self.null_group = Some(g);
+            return g;
+        };
+        let mut at = hash64(code) as usize & self.mask;
+        loop {
+            let slot = self.slots[at];
+            if slot == 0 {
+                let g = self.codes.len() as u32;
+                self.keys[at] = code;
+                self.slots[at] = g + 1;
+                self.codes.push(Some(code));
+                if self.codes.len() * 2 > self.slots.len() {
+                    self.grow();
+                }
+                return g;
+            }
+            if self.keys[at] == code {
+                return slot - 1;
+            }
+            at = (at + 1) & self.mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let capacity = self.slots.len() * 2;
+        let mut keys = vec![0u64; capacity];
+        let mut slots = vec![0u32; capacity];
+        let mask = capacity - 1;
+        for (g, code) in self.codes.iter().enumerate() {
+            let Some(code) = *code else { continue };
+            let mut at = hash64(code) as usize & mask;
+            while slots[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            keys[at] = code;
+            slots[at] = g as u32 + 1;
+        }
+        self.keys = keys;
+        self.slots = slots;
+        self.mask = mask;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_are_numbered_in_order_of_first_appearance() {
+        let mut index = GroupIndex::hashed(1);
+        let codes = [
+            Some(7),
+            Some(0),
+            None,
+            Some(7),
+            Some(u64::MAX),
+            None,
+            Some(0),
+        ];
+        let groups: Vec<u32> = codes.iter().map(|&c| index.group(c)).collect();
+        assert_eq!(groups, vec![0, 1, 2, 0, 3, 2, 1]);
+        assert_eq!(index.groups(), 4);
+        assert_eq!(index.code(2), None);
+        assert_eq!(index.code(3), Some(u64::MAX));
+        for c in 0..10_000u64 {
+            index.group(Some(c * 977));
+        }
+        assert_eq!(index.group(Some(7)), 0);
+        let mut direct = GroupIndex::direct(9);
+        assert_eq!(direct.group(Some(4)), 4);
+        assert_eq!(direct.group(None), 10);
+        assert_eq!(direct.groups(), 11);
+        assert_eq!(direct.code(10), None);
+    }
+}

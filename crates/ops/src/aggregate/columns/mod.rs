@@ -1,0 +1,327 @@
+//! Group-by over any number of value columns in one pass: COUNT(*) and,
+//! per aggregate, COUNT, SUM, MIN or MAX of a column of integers (64 or
+//! 128 bits) or floats, nulls skipped.
+//!
+//! The rows come as *segments* (one per table part, worked on by the
+//! worker whose node holds it): each row's group code (a 64-bit key code,
+//! see the table layer), the rows without a key (null keys, one group of
+//! their own) and the value columns with their validity bitmaps. Every
+//! worker aggregates its own segments into its own groups, a batch of rows
+//! at a time: first the group numbers of the batch ([`index`]), then one
+//! tight loop per aggregate ([`state`]). The workers' groups then meet at
+//! their owners: with a direct index (small codes) each worker merges an
+//! even share of the code range, with a hash index each merges the codes
+//! whose hash falls to it. No row moves; this is [`AggMethod::Local`]
+//! generalised to many columns.
+//!
+//! This module does not read Arrow arrays (the caller hands it slices) and
+//! does not turn states into result columns.
+//!
+//! [`AggMethod::Local`]: crate::aggregate::AggMethod::Local
+
+pub mod index;
+pub mod state;
+
+use serde::Serialize;
+
+use numakit_pool::Pool;
+
+use crate::error::{OpsError, Result};
+use crate::hash::hash64;
+use crate::par::even_ranges;
+use crate::timing::{PhaseTime, PhaseTimer, Progress};
+
+pub use index::GroupIndex;
+pub use state::State;
+
+/// Rows whose group numbers are found before the aggregates are updated.
+const BATCH_ROWS: usize = 1024;
+/// A direct index is used while one worker's groups take at most this.
+const DIRECT_BYTES: usize = 64 << 20;
+
+/// The values of one column of a segment.
+#[derive(Clone, Copy, Debug)]
+pub enum Values<'a> {
+    I64(&'a [i64]),
+    I128(&'a [i128]),
+    F64(&'a [f64]),
+    /// No values (COUNT needs only the validity).
+    None,
+}
+
+/// A validity bitmap in Arrow's layout: bit `offset + i` (least
+/// significant first) set when row i is valid.
+#[derive(Clone, Copy, Debug)]
+pub struct Validity<'a> {
+    bits: &'a [u8],
+    offset: usize,
+}
+
+impl<'a> Validity<'a> {
+    pub fn new(bits: &'a [u8], offset: usize) -> Self {
+        Validity { bits, offset }
+    }
+
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> bool {
+        let j = self.offset + i;
+        self.bits[j >> 3] & (1 << (j & 7)) != 0
+    }
+}
+
+/// One value column of a segment.
+#[derive(Clone, Copy, Debug)]
+pub struct ValueColumn<'a> {
+    pub values: Values<'a>,
+    /// `None`: every row is valid.
+    pub valid: Option<Validity<'a>>,
+}
+
+/// An aggregate function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Func {
+    Count,
+    Sum,
+    Min,
+    Max,
+}
+
+/// One aggregate: `func` of value column `column`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AggSpec {
+    pub column: usize,
+    pub func: Func,
+    /// Whether the column holds floats.
+    pub float: bool,
+}
+
+/// A run of rows.
+#[derive(Clone, Debug)]
+pub struct Segment<'a> {
+    /// Row i's group code (meaningless for rows in `keyless`).
+    pub codes: &'a [u64],
+    /// Rows without a key (sorted): the null group.
+    pub keyless: &'a [u32],
+    pub columns: Vec<ValueColumn<'a>>,
+}
+
+/// Groups and their aggregates.
+#[derive(Clone, Debug, Default)]
+pub struct Groups {
+    /// Each group's code (`None`: the null group).
+    pub codes: Vec<Option<u64>>,
+    /// COUNT(*) per group.
+    pub rows: Vec<u64>,
+    /// One state per aggregate, indexed like `codes`.
+    pub states: Vec<State>,
+}
+
+impl Groups {
+    fn new(specs: &[AggSpec]) -> Self {
+        Groups {
+            codes: Vec::new(),
+            rows: Vec::new(),
+            states: specs.iter().map(|s| State::new(s.func, s.float)).collect(),
+        }
+    }
+
+    fn grow(&mut self, groups: usize) {
+        if self.rows.len() < groups {
+            self.rows.resize(groups, 0);
+            for s in &mut self.states {
+                s.grow(groups);
+            }
+        }
+    }
+
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+}
+
+/// Options of a columns aggregation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ColumnsOptions {
+    /// The largest code, when known (dense codes can be indexed directly).
+    pub max_code: Option<u64>,
+    /// About how many groups to expect.
+    pub expected_groups: usize,
+}
+
+/// The outcome.
+#[derive(Clone, Debug, Default)]
+pub struct ColumnsResult {
+    /// The groups, one output per worker (each group once).
+    pub groups: Vec<Groups>,
+    /// Whether codes were their own group numbers (else hashed).
+    pub direct: bool,
+    pub phases: Vec<PhaseTime>,
+}
+
+fn state_bytes(spec: &AggSpec) -> usize {
+    match (spec.func, spec.float) {
+        (Func::Count, _) => 8,
+        (_, true) => 16,
+        (_, false) => 24,
+    }
+}
+
+/// Aggregates `segments` (`segments[w]` on worker w) by their codes.
+pub fn aggregate(
+    pool: &Pool,
+    segments: &[Vec<Segment<'_>>],
+    specs: &[AggSpec],
+    opts: &ColumnsOptions,
+    progress: &dyn Progress,
+) -> Result<ColumnsResult> {
+    if segments.len() != pool.workers() {
+        return Err(OpsError::WorkerMismatch {
+            expected: segments.len(),
+            actual: pool.workers(),
+        });
+    }
+    let per_group = 8 + specs.iter().map(state_bytes).sum::<usize>();
+    let direct = opts
+        .max_code
+        .filter(|&m| m < u32::MAX as u64 - 1 && (m as usize + 2) * per_group <= DIRECT_BYTES);
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("aggregate parts");
+    let partials = pool.broadcast(|ctx| partial(&segments[ctx.index], specs, direct, opts))?;
+    let partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
+    timer.start("merge");
+    let groups = match direct {
+        Some(max) => merge_direct(pool, &partials, specs, max as usize + 2)?,
+        None => merge_hashed(pool, &partials, specs)?,
+    };
+    Ok(ColumnsResult {
+        groups,
+        direct: direct.is_some(),
+        phases: timer.finish(),
+    })
+}
+
+/// One worker's groups: the index and the aggregates by group number.
+struct Partial {
+    index: GroupIndex,
+    groups: Groups,
+}
+
+fn partial(
+    segments: &[Segment<'_>],
+    specs: &[AggSpec],
+    direct: Option<u64>,
+    opts: &ColumnsOptions,
+) -> Result<Partial> {
+    let mut index = match direct {
+        Some(max) => GroupIndex::direct(max),
+        None => GroupIndex::hashed(opts.expected_groups.min(1 << 22)),
+    };
+    let mut groups = Groups::new(specs);
+    groups.grow(index.groups().max(16));
+    let mut numbers = vec![0u32; BATCH_ROWS];
+    for segment in segments {
+        let mut keyless = segment.keyless.iter().peekable();
+        for start in (0..segment.codes.len()).step_by(BATCH_ROWS) {
+            let end = (start + BATCH_ROWS).min(segment.codes.len());
+            let batch = &mut numbers[..end - start];
+            for (i, number) in batch.iter_mut().enumerate() {
+                let row = (start + i) as u32;
+                let code = if keyless.peek() == Some(&&row) {
+                    keyless.next();
+                    None
+                } else {
+                    Some(segment.codes[start + i])
+                };
+                *number = index.group(code);
+            }
+            if groups.rows.len() < index.groups() {
+                groups.grow((index.groups() * 2).max(16));
+            }
+            for &g in batch.iter() {
+                groups.rows[g as usize] += 1;
+            }
+            for (k, spec) in specs.iter().enumerate() {
+                let column = segment.columns.get(spec.column).ok_or_else(|| {
+                    OpsError::InvalidArgument(format!("aggregate {k} reads a missing column"))
+                })?;
+                groups.states[k].update(batch, column, start, k)?;
+            }
+        }
+    }
+    Ok(Partial { index, groups })
+}
+
+/// The worker that merges group `code`.
+#[inline]
+fn owner(code: Option<u64>, workers: usize) -> usize {
+    match code {
+        None => 0,
+        Some(c) => ((u128::from(hash64(c)) * workers as u128) >> 64) as usize,
+    }
+}
+
+fn merge_hashed(pool: &Pool, partials: &[Partial], specs: &[AggSpec]) -> Result<Vec<Groups>> {
+    let workers = pool.workers();
+    let outputs = pool.broadcast(|ctx| -> Result<Groups> {
+        let expected = partials.iter().map(|p| p.index.groups()).max().unwrap_or(0) / workers;
+        let mut index = GroupIndex::hashed(expected);
+        let mut out = Groups::new(specs);
+        for p in partials {
+            for g in 0..p.index.groups() {
+                let code = p.index.code(g);
+                if p.groups.rows[g] == 0 || owner(code, workers) != ctx.index {
+                    continue;
+                }
+                let to = index.group(code) as usize;
+                if to == out.codes.len() {
+                    out.codes.push(code);
+                    out.grow(to + 1);
+                }
+                out.rows[to] += p.groups.rows[g];
+                for (k, state) in out.states.iter_mut().enumerate() {
+                    state.merge(to, &p.groups.states[k], g, k)?;
+                }
+            }
+        }
+        Ok(out)
+    })?;
+    outputs.into_iter().collect()
+}
+
+fn merge_direct(
+    pool: &Pool,
+    partials: &[Partial],
+    specs: &[AggSpec],
+    len: usize,
+) -> Result<Vec<Groups>> {
+    let ranges = even_ranges(len, pool.workers());
+    let outputs = pool.broadcast(|ctx| -> Result<Groups> {
+        let mut out = Groups::new(specs);
+        for g in ranges[ctx.index].clone() {
+            let rows: u64 = partials.iter().map(|p| p.groups.rows[g]).sum();
+            if rows == 0 {
+                continue;
+            }
+            let to = out.codes.len();
+            out.codes.push(partials[0].index.code(g));
+            out.grow(to + 1);
+            out.rows[to] = rows;
+            for p in partials {
+                for (k, state) in out.states.iter_mut().enumerate() {
+                    state.merge(to, &p.groups.states[k], g, k)?;
+                }
+            }
+        }
+        Ok(out)
+    })?;
+    outputs.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,297 @@
+//! The state of one aggregate over all groups of a table, as columns
+//! indexed by group: updated a batch of rows at a time in tight loops (one
+//! loop per aggregate, so the compiler sees one type and one operation),
+//! and merged group by group.
+//!
+//! Every state counts the non-null values it saw per group, which is
+//! COUNT(col) and tells a group whose values were all null (its SUM, MIN
+//! and MAX are null). Integers are summed exactly in 128 bits; floats are
+//! summed in input order; MIN and MAX of floats follow the total order with
+//! every NaN above +infinity, as SQL engines do.
+
+use crate::aggregate::columns::{Func, ValueColumn, Values};
+use crate::error::{OpsError, Result};
+
+/// The total-order key of a float (NaN greatest, -0.0 equal to 0.0).
+#[inline(always)]
+fn order(value: f64) -> u64 {
+    let value = if value == 0.0 {
+        0.0
+    } else if value.is_nan() {
+        f64::NAN
+    } else {
+        value
+    };
+    let bits = value.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// One aggregate's per-group state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum State {
+    Count { n: Vec<u64> },
+    SumInt { sum: Vec<i128>, n: Vec<u64> },
+    SumFloat { sum: Vec<f64>, n: Vec<u64> },
+    MinInt { v: Vec<i128>, n: Vec<u64> },
+    MaxInt { v: Vec<i128>, n: Vec<u64> },
+    MinFloat { v: Vec<f64>, n: Vec<u64> },
+    MaxFloat { v: Vec<f64>, n: Vec<u64> },
+}
+
+impl State {
+    /// An empty state for `func` over integer or `float` values.
+    pub fn new(func: Func, float: bool) -> Self {
+        match (func, float) {
+            (Func::Count, _) => State::Count { n: Vec::new() },
+            (Func::Sum, false) => State::SumInt {
+                sum: Vec::new(),
+                n: Vec::new(),
+            },
+            (Func::Sum, true) => State::SumFloat {
+                sum: Vec::new(),
+                n: Vec::new(),
+            },
+            (Func::Min, false) => State::MinInt {
+                v: Vec::new(),
+                n: Vec::new(),
+            },
+            (Func::Max, false) => State::MaxInt {
+                v: Vec::new(),
+                n: Vec::new(),
+            },
+            (Func::Min, true) => State::MinFloat {
+                v: Vec::new(),
+                n: Vec::new(),
+            },
+            (Func::Max, true) => State::MaxFloat {
+                v: Vec::new(),
+                n: Vec::new(),
+            },
+        }
+    }
+
+    /// The non-null values seen per group.
+    pub fn counts(&self) -> &[u64] {
+        match self {
+            State::Count { n }
+            | State::SumInt { n, .. }
+            | State::SumFloat { n, .. }
+            | State::MinInt { n, .. }
+            | State::MaxInt { n, .. }
+            | State::MinFloat { n, .. }
+            | State::MaxFloat { n, .. } => n,
+        }
+    }
+
+    /// Makes room for groups `0..groups`.
+    pub fn grow(&mut self, groups: usize) {
+        if groups <= self.counts().len() {
+            return;
+        }
+        match self {
+            State::Count { n } => n.resize(groups, 0),
+            State::SumInt { sum, n } => {
+                sum.resize(groups, 0);
+                n.resize(groups, 0);
+            }
+            State::SumFloat { sum, n } => {
+                sum.resize(groups, 0.0);
+                n.resize(groups, 0);
+            }
+            State::MinInt { v, n } => {
+                v.resize(groups, i128::MAX);
+                n.resize(groups, 0);
+            }
+            State::MaxInt { v, n } => {
+                v.resize(groups, i128::MIN);
+                n.resize(groups, 0);
+            }
+            State::MinFloat { v, n } | State::MaxFloat { v, n } => {
+                v.resize(groups, 0.0);
+                n.resize(groups, 0);
+            }
+        }
+    }
+
+    /// Adds rows `start..start + groups.len()` of `column`, row i to group
+    /// `groups[i - start]`. `aggregate` names the aggregate in errors.
+    pub fn update(
+        &mut self,
+        groups: &[u32],
+        column: &ValueColumn<'_>,
+        start: usize,
+        aggregate: usize,
+    ) -> Result<()> {
+        let valid = |i: usize| column.valid.as_ref().is_none_or(|v| v.get(start + i));
+        match (self, &column.values) {
+            (State::Count { n }, _) => {
+                for (i, &g) in groups.iter().enumerate() {
+                    n[g as usize] += u64::from(valid(i));
+                }
+            }
+            (State::SumInt { sum, n }, Values::I64(values)) => {
+                let values = &values[start..start + groups.len()];
+                if column.valid.is_none() {
+                    for (&g, &v) in groups.iter().zip(values) {
+                        sum[g as usize] += i128::from(v);
+                        n[g as usize] += 1;
+                    }
+                } else {
+                    for (i, (&g, &v)) in groups.iter().zip(values).enumerate() {
+                        if valid(i) {
+                            sum[g as usize] += i128::from(v);
+                            n[g as usize] += 1;
+                        }
+                    }
+                }
+            }
+            (State::SumInt { sum, n }, Values::I128(values)) => {
+                for (i, &g) in groups.iter().enumerate() {
+                    if valid(i) {
+                        let s = &mut sum[g as usize];
+                        *s = s
+                            .checked_add(values[start + i])
+                            .ok_or(OpsError::SumOverflow { aggregate })?;
+                        n[g as usize] += 1;
+                    }
+                }
+            }
+            (State::SumFloat { sum, n }, Values::F64(values)) => {
+                for (i, &g) in groups.iter().enumerate() {
+                    if valid(i) {
+                        sum[g as usize] += values[start + i];
+                        n[g as usize] += 1;
+                    }
+                }
+            }
+            (State::MinInt { v, n }, Values::I64(values)) => extremes(
+                v,
+                n,
+                groups,
+                &valid,
+                |i| i128::from(values[start + i]),
+                |x, y| x < y,
+            ),
+            (State::MinInt { v, n }, Values::I128(values)) => {
+                extremes(v, n, groups, &valid, |i| values[start + i], |x, y| x < y)
+            }
+            (State::MaxInt { v, n }, Values::I64(values)) => extremes(
+                v,
+                n,
+                groups,
+                &valid,
+                |i| i128::from(values[start + i]),
+                |x, y| x > y,
+            ),
+            (State::MaxInt { v, n }, Values::I128(values)) => {
+                extremes(v, n, groups, &valid, |i| values[start + i], |x, y| x > y)
+            }
+            (State::MinFloat { v, n }, Values::F64(values)) => {
+                for (i, &g) in groups.iter().enumerate() {
+                    if valid(i) {
+                        let (x, g) = (values[start + i], g as usize);
+                        if n[g] == 0 || order(x) < order(v[g]) {
+                            v[g] = x;
+                        }
+                        n[g] += 1;
+                    }
+                }
+            }
+            (State::MaxFloat { v, n }, Values::F64(values)) => {
+                for (i, &g) in groups.iter().enumerate() {
+                    if valid(i) {
+                        let (x, g) = (values[start + i], g as usize);
+                        if n[g] == 0 || order(x) > order(v[g]) {
+                            v[g] = x;
+                        }
+                        n[g] += 1;
+                    }
+                }
+            }
+            _ => {
+                return Err(OpsError::InvalidArgument(format!(
+                    "aggregate {aggregate}: its state does not match its values"
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+impl State {
+    /// Merges group `from` of `other` (a state of the same aggregate) into
+    /// group `into`.
+    pub fn merge(
+        &mut self,
+        into: usize,
+        other: &State,
+        from: usize,
+        aggregate: usize,
+    ) -> Result<()> {
+        match (self, other) {
+            (State::Count { n }, State::Count { n: m }) => n[into] += m[from],
+            (State::SumInt { sum, n }, State::SumInt { sum: s, n: m }) => {
+                sum[into] = sum[into]
+                    .checked_add(s[from])
+                    .ok_or(OpsError::SumOverflow { aggregate })?;
+                n[into] += m[from];
+            }
+            (State::SumFloat { sum, n }, State::SumFloat { sum: s, n: m }) => {
+                sum[into] += s[from];
+                n[into] += m[from];
+            }
+            (State::MinInt { v, n }, State::MinInt { v: w, n: m }) => {
+                v[into] = v[into].min(w[from]);
+                n[into] += m[from];
+            }
+            (State::MaxInt { v, n }, State::MaxInt { v: w, n: m }) => {
+                v[into] = v[into].max(w[from]);
+                n[into] += m[from];
+            }
+            (State::MinFloat { v, n }, State::MinFloat { v: w, n: m }) => {
+                if m[from] > 0 && (n[into] == 0 || order(w[from]) < order(v[into])) {
+                    v[into] = w[from];
+                }
+                n[into] += m[from];
+            }
+            (State::MaxFloat { v, n }, State::MaxFloat { v: w, n: m }) => {
+                if m[from] > 0 && (n[into] == 0 || order(w[from]) > order(v[into])) {
+                    v[into] = w[from];
+                }
+                n[into] += m[from];
+            }
+            _ => {
+                return Err(OpsError::InvalidArgument(format!(
+                    "aggregate {aggregate}: merging states of different kinds"
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// MIN or MAX of integers: `better(x, current)` replaces the current one
+/// (the states start at the identity, so no first-value branch).
+#[inline(always)]
+fn extremes(
+    v: &mut [i128],
+    n: &mut [u64],
+    groups: &[u32],
+    valid: &impl Fn(usize) -> bool,
+    value: impl Fn(usize) -> i128,
+    better: impl Fn(i128, i128) -> bool,
+) {
+    for (i, &g) in groups.iter().enumerate() {
+        if valid(i) {
+            let (x, g) = (value(i), g as usize);
+            if better(x, v[g]) {
+                v[g] = x;
+            }
+            n[g] += 1;
+        }
+    }
+}
