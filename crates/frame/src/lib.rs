@@ -19,11 +19,15 @@
 //! It prints nothing and parses no command lines: the CLI and the Python
 //! package render its reports.
 
+pub mod aggregate;
 pub mod error;
+pub mod join;
 pub mod keys;
 pub mod load;
 pub mod memory;
 mod par;
+mod relation;
+pub mod sort;
 pub mod table;
 #[cfg(test)]
 mod testing;

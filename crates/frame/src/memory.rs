@@ -232,9 +232,14 @@ mod tests {
     fn checks_fail_past_the_limit_with_one_line() {
         let tiny = MemoryLimit::bytes(1 << 20);
         let message = tiny.check("the test", 1 << 30).unwrap_err().to_string();
-        assert!(message.contains("the test needs about 1.0 GiB more"), "{message}");
+        assert!(
+            message.contains("the test needs about 1.0 GiB more"),
+            "{message}"
+        );
         assert!(!message.contains('\n'));
-        MemoryLimit::unlimited().check("anything", u64::MAX).unwrap();
+        MemoryLimit::unlimited()
+            .check("anything", u64::MAX)
+            .unwrap();
         assert!(resident_bytes() > 0 && peak_resident_bytes() >= resident_bytes());
         assert!(MemoryLimit::default().bytes > 0);
     }

@@ -261,7 +261,10 @@ mod tests {
         let r = row_ref(7, 123_456);
         assert_eq!((part_of(r), row_of(r)), (7, 123_456));
         let r = row_ref(u32::MAX as usize, u32::MAX as usize);
-        assert_eq!((part_of(r), row_of(r)), (u32::MAX as usize, u32::MAX as usize));
+        assert_eq!(
+            (part_of(r), row_of(r)),
+            (u32::MAX as usize, u32::MAX as usize)
+        );
     }
 
     #[test]
@@ -276,6 +279,9 @@ mod tests {
         let head: usize = table.head(4).iter().map(RecordBatch::num_rows).sum();
         assert_eq!(head, 4);
         let message = table.column_index("b").unwrap_err().to_string();
-        assert!(message.contains("\"b\" not found in t; available columns: a"), "{message}");
+        assert!(
+            message.contains("\"b\" not found in t; available columns: a"),
+            "{message}"
+        );
     }
 }

@@ -61,7 +61,11 @@ impl PackedColumn {
             (code >> self.shift) & mask
         };
         if self.null_code {
-            let null = if self.role.nulls_first { 0 } else { self.span + 1 };
+            let null = if self.role.nulls_first {
+                0
+            } else {
+                self.span + 1
+            };
             if c == null {
                 return None;
             }
@@ -69,7 +73,11 @@ impl PackedColumn {
                 c -= 1;
             }
         }
-        Some(if self.role.descending { self.span - c } else { c })
+        Some(if self.role.descending {
+            self.span - c
+        } else {
+            c
+        })
     }
 }
 
@@ -88,10 +96,18 @@ fn field(column: &ColumnCodes, at: &PackedColumn, part: usize, row: usize) -> Op
         if !at.role.keep_nulls {
             return None;
         }
-        return Some(if at.role.nulls_first { 0 } else { column.span + 1 });
+        return Some(if at.role.nulls_first {
+            0
+        } else {
+            column.span + 1
+        });
     }
     let own = codes.codes[row];
-    let own = if at.role.descending { column.span - own } else { own };
+    let own = if at.role.descending {
+        column.span - own
+    } else {
+        own
+    };
     Some(if at.null_code && at.role.nulls_first {
         own + 1
     } else {
@@ -101,7 +117,10 @@ fn field(column: &ColumnCodes, at: &PackedColumn, part: usize, row: usize) -> Op
 
 /// The packed layout of `columns`, first column highest, or `None` when
 /// the codes need more than 64 bits.
-pub(crate) fn packed_layout(columns: &[ColumnCodes], roles: &[ColumnRole]) -> Option<Vec<PackedColumn>> {
+pub(crate) fn packed_layout(
+    columns: &[ColumnCodes],
+    roles: &[ColumnRole],
+) -> Option<Vec<PackedColumn>> {
     let mut widths = Vec::with_capacity(columns.len());
     for (column, role) in columns.iter().zip(roles) {
         let null_code = role.keep_nulls && column.has_invalid();
@@ -140,27 +159,32 @@ pub(crate) fn pack(
     columns: &[ColumnCodes],
     layout: &[PackedColumn],
 ) -> Result<Vec<PartCodes>> {
-    per_part(pool, shapes.len(), |p| shapes[p].1, |p| {
-        let rows = shapes[p].0;
-        let mut codes = Vec::with_capacity(rows);
-        let mut invalid = Vec::new();
-        'rows: for row in 0..rows {
-            let mut code = 0u64;
-            for (column, at) in columns.iter().zip(layout) {
-                match field(column, at, p, row) {
-                    Some(c) if at.bits > 0 => code |= c << at.shift,
-                    Some(_) => {}
-                    None => {
-                        codes.push(0);
-                        invalid.push(row as u32);
-                        continue 'rows;
+    per_part(
+        pool,
+        shapes.len(),
+        |p| shapes[p].1,
+        |p| {
+            let rows = shapes[p].0;
+            let mut codes = Vec::with_capacity(rows);
+            let mut invalid = Vec::new();
+            'rows: for row in 0..rows {
+                let mut code = 0u64;
+                for (column, at) in columns.iter().zip(layout) {
+                    match field(column, at, p, row) {
+                        Some(c) if at.bits > 0 => code |= c << at.shift,
+                        Some(_) => {}
+                        None => {
+                            codes.push(0);
+                            invalid.push(row as u32);
+                            continue 'rows;
+                        }
                     }
                 }
+                codes.push(code);
             }
-            codes.push(code);
-        }
-        PartCodes { codes, invalid }
-    })
+            PartCodes { codes, invalid }
+        },
+    )
 }
 
 /// Byte rows of the columns' codes, 9 bytes a column: a flag (0 a null
@@ -184,7 +208,11 @@ pub(crate) fn tuple_rows(
                 slot[1..].fill(0);
             } else {
                 let own = codes.codes[row];
-                let own = if role.descending { column.span - own } else { own };
+                let own = if role.descending {
+                    column.span - own
+                } else {
+                    own
+                };
                 slot[0] = 1;
                 slot[1..].copy_from_slice(&own.to_be_bytes());
             }
@@ -202,7 +230,10 @@ mod tests {
         ColumnCodes {
             parts: vec![PartCodes { codes, invalid }],
             span,
-            meaning: Meaning::Offset { lo: 0, multiplier: 1 },
+            meaning: Meaning::Offset {
+                lo: 0,
+                multiplier: 1,
+            },
             encoding: KeyEncoding::Value,
         }
     }
@@ -235,17 +266,11 @@ mod tests {
         assert_eq!(layout[0].unpack(c[3]), Some(1));
         assert_eq!(layout[1].unpack(c[1]), Some(7));
         assert!(codes[0].invalid.is_empty());
-        let join = packed_layout(
-            &[column(vec![1, 0], vec![1], 1)],
-            &[ColumnRole::JOIN],
-        )
-        .unwrap();
+        let join = packed_layout(&[column(vec![1, 0], vec![1], 1)], &[ColumnRole::JOIN]).unwrap();
         let codes = pack(&pool, &[(2, 0)], &[column(vec![1, 0], vec![1], 1)], &join).unwrap();
         assert_eq!(codes[0].invalid, vec![1]);
-        assert!(packed_layout(
-            &[column(vec![0], vec![0], u64::MAX)],
-            &[ColumnRole::GROUP]
-        )
-        .is_none());
+        assert!(
+            packed_layout(&[column(vec![0], vec![0], u64::MAX)], &[ColumnRole::GROUP]).is_none()
+        );
     }
 }

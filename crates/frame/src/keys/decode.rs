@@ -148,7 +148,10 @@ mod tests {
             assert_eq!(array.len(), 3);
             assert!(array.is_null(1));
         }
-        let floats = [Some(float_order(-2.5) as i128), Some(float_order(f64::NAN) as i128)];
+        let floats = [
+            Some(float_order(-2.5) as i128),
+            Some(float_order(f64::NAN) as i128),
+        ];
         let array = numbers_array(&floats, &DataType::Float32).unwrap();
         let array = array.as_primitive::<Float32Type>();
         assert_eq!(array.value(0), -2.5);

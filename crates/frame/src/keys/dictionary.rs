@@ -164,7 +164,9 @@ pub(crate) struct Dictionary<'k> {
 
 impl std::fmt::Debug for Dictionary<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dictionary").field("len", &self.len()).finish()
+        f.debug_struct("Dictionary")
+            .field("len", &self.len())
+            .finish()
     }
 }
 

@@ -20,15 +20,26 @@ use arrow_schema::{DataType, TimeUnit};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Family {
     /// Integers and decimals: exact numbers at a decimal scale.
-    Number { scale: i8 },
+    Number {
+        scale: i8,
+    },
     Boolean,
     /// Dates, in milliseconds since the epoch.
     Date,
-    Timestamp { unit: TimeUnit, zoned: bool },
-    Time { unit: TimeUnit },
-    Duration { unit: TimeUnit },
+    Timestamp {
+        unit: TimeUnit,
+        zoned: bool,
+    },
+    Time {
+        unit: TimeUnit,
+    },
+    Duration {
+        unit: TimeUnit,
+    },
     Float,
-    Bytes { text: bool },
+    Bytes {
+        text: bool,
+    },
 }
 
 /// The family of `data_type`, or why it cannot be a key.
@@ -69,9 +80,11 @@ pub(crate) fn common_family(left: Family, right: Family) -> Result<Family, Strin
         (Number { scale: a }, Number { scale: b }) => Ok(Number { scale: a.max(b) }),
         (Timestamp { unit: a, zoned: za }, Timestamp { unit: b, zoned: zb }) => {
             if za != zb {
-                Err("a timestamp with a time zone (an instant) cannot be compared with one \
+                Err(
+                    "a timestamp with a time zone (an instant) cannot be compared with one \
                      without (a local time)"
-                    .into())
+                        .into(),
+                )
             } else {
                 Ok(Timestamp {
                     unit: finer(a, b),
@@ -85,9 +98,11 @@ pub(crate) fn common_family(left: Family, right: Family) -> Result<Family, Strin
             Err("strings and binary values are not compared without a cast".into())
         }
         (a, b) if a == b => Ok(a),
-        _ => Err("the types belong to different families (numbers, dates, times, floats, \
+        _ => Err(
+            "the types belong to different families (numbers, dates, times, floats, \
                   strings); cast one side first"
-            .into()),
+                .into(),
+        ),
     }
 }
 
@@ -117,9 +132,10 @@ pub(crate) fn multiplier(data_type: &DataType, common: Family) -> i128 {
         other => other,
     };
     match (own, common) {
-        (DataType::Decimal32(_, s) | DataType::Decimal64(_, s) | DataType::Decimal128(_, s), Family::Number { scale }) => {
-            10i128.pow((scale - s).max(0) as u32)
-        }
+        (
+            DataType::Decimal32(_, s) | DataType::Decimal64(_, s) | DataType::Decimal128(_, s),
+            Family::Number { scale },
+        ) => 10i128.pow((scale - s).max(0) as u32),
         (_, Family::Number { scale }) => 10i128.pow(scale.max(0) as u32),
         (DataType::Date32, Family::Date) => 86_400_000,
         (DataType::Timestamp(unit, _), Family::Timestamp { unit: to, .. })
@@ -142,7 +158,10 @@ mod tests {
         let dec = family_of(&DataType::Decimal128(12, 2)).unwrap();
         assert_eq!(common_family(int, uint), Ok(Family::Number { scale: 0 }));
         assert_eq!(common_family(int, dec), Ok(Family::Number { scale: 2 }));
-        assert_eq!(multiplier(&DataType::Int32, Family::Number { scale: 2 }), 100);
+        assert_eq!(
+            multiplier(&DataType::Int32, Family::Number { scale: 2 }),
+            100
+        );
         let text = family_of(&DataType::Utf8View).unwrap();
         let dict = family_of(&DataType::Dictionary(
             Box::new(DataType::Int32),
@@ -153,8 +172,11 @@ mod tests {
         assert!(common_family(text, int).is_err());
         assert!(common_family(text, family_of(&DataType::Binary).unwrap()).is_err());
         let local = family_of(&DataType::Timestamp(TimeUnit::Second, None)).unwrap();
-        let zoned =
-            family_of(&DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()))).unwrap();
+        let zoned = family_of(&DataType::Timestamp(
+            TimeUnit::Millisecond,
+            Some("UTC".into()),
+        ))
+        .unwrap();
         assert!(common_family(local, zoned).is_err());
         assert!(family_of(&DataType::new_list(DataType::Int64, true)).is_err());
         assert_eq!(multiplier(&DataType::Date32, Family::Date), 86_400_000);

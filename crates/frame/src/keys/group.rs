@@ -69,7 +69,11 @@ impl GroupKeys {
         if let Some(layout) = packed_layout(&coded, &roles) {
             let parts = pack(pool, &shapes, &coded, &layout)?;
             let bits: u32 = layout.iter().map(|l| l.bits).sum();
-            let max_code = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let max_code = if bits >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
             return Ok(GroupKeys {
                 parts,
                 encoding: KeyEncoding::Packed {
@@ -90,7 +94,9 @@ impl GroupKeys {
         drop(coded);
         let (dictionary, parts) = Dictionary::build(pool, &rows)?;
         let distinct = dictionary.len();
-        let representatives = (0..distinct).map(|c| dictionary.representative(c)).collect();
+        let representatives = (0..distinct)
+            .map(|c| dictionary.representative(c))
+            .collect();
         Ok(GroupKeys {
             parts,
             encoding: KeyEncoding::TupleDictionary {
@@ -112,12 +118,9 @@ impl GroupKeys {
     /// of null keys).
     pub fn decode(&self, table: &Table, codes: &[Option<u64>]) -> Result<Vec<ArrayRef>> {
         match &self.layout {
-            Layout::Single(meaning) => Ok(vec![decode_column(
-                table,
-                self.columns[0],
-                meaning,
-                codes,
-            )?]),
+            Layout::Single(meaning) => {
+                Ok(vec![decode_column(table, self.columns[0], meaning, codes)?])
+            }
             Layout::Packed(columns) => self
                 .columns
                 .iter()

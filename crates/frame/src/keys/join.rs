@@ -50,7 +50,10 @@ fn column(parts: Vec<PartCodes>, span: u64, encoding: KeyEncoding) -> ColumnCode
     ColumnCodes {
         parts,
         span,
-        meaning: Meaning::Offset { lo: 0, multiplier: 1 },
+        meaning: Meaning::Offset {
+            lo: 0,
+            multiplier: 1,
+        },
         encoding,
     }
 }
@@ -118,13 +121,18 @@ fn pair_codes(
 fn wide(pool: &Pool, table: &Table, column: usize, family: Family) -> Result<FixedRows> {
     let m = multiplier(table.schema().field(column).data_type(), family);
     let shapes = shapes(table);
-    let values = crate::par::try_per_part(pool, shapes.len(), |p| shapes[p].1, |p| {
-        let mut out = Vec::with_capacity(shapes[p].0);
-        numbers::each_number(table.parts()[p].batch.column(column).as_ref(), m, |_, v| {
-            out.push(v)
-        })?;
-        Ok(out)
-    })?;
+    let values = crate::par::try_per_part(
+        pool,
+        shapes.len(),
+        |p| shapes[p].1,
+        |p| {
+            let mut out = Vec::with_capacity(shapes[p].0);
+            numbers::each_number(table.parts()[p].batch.column(column).as_ref(), m, |_, v| {
+                out.push(v)
+            })?;
+            Ok(out)
+        },
+    )?;
     FixedRows::build(pool, 16, &shapes, |p, row, out| match values[p][row] {
         Some(v) => {
             out.copy_from_slice(&v.to_be_bytes());
@@ -144,7 +152,10 @@ fn dictionary_pair(
     let distinct = dictionary.len();
     let span = distinct.saturating_sub(1);
     let encoding = KeyEncoding::Dictionary { distinct };
-    Ok((column(lcodes, span, encoding), column(rcodes, span, encoding)))
+    Ok((
+        column(lcodes, span, encoding),
+        column(rcodes, span, encoding),
+    ))
 }
 
 impl JoinKeys {

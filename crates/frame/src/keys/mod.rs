@@ -153,7 +153,10 @@ pub(crate) fn column_codes(
         return Ok(ColumnCodes {
             parts,
             span: 0,
-            meaning: Meaning::Offset { lo: 0, multiplier: 1 },
+            meaning: Meaning::Offset {
+                lo: 0,
+                multiplier: 1,
+            },
             encoding: KeyEncoding::Value,
         });
     };
@@ -179,13 +182,20 @@ fn wide_rows(pool: &Pool, table: &Table, column: usize, family: Family) -> Resul
         .iter()
         .map(|p| (p.batch.num_rows(), p.worker))
         .collect();
-    let values = crate::par::try_per_part(pool, shapes.len(), |p| shapes[p].1, |p| {
-        let mut out = Vec::with_capacity(shapes[p].0);
-        numbers::each_number(table.parts()[p].batch.column(column).as_ref(), multiplier, |_, v| {
-            out.push(v)
-        })?;
-        Ok(out)
-    })?;
+    let values = crate::par::try_per_part(
+        pool,
+        shapes.len(),
+        |p| shapes[p].1,
+        |p| {
+            let mut out = Vec::with_capacity(shapes[p].0);
+            numbers::each_number(
+                table.parts()[p].batch.column(column).as_ref(),
+                multiplier,
+                |_, v| out.push(v),
+            )?;
+            Ok(out)
+        },
+    )?;
     FixedRows::build(pool, 16, &shapes, |p, row, out| match values[p][row] {
         Some(v) => {
             out.copy_from_slice(&((v as u128) ^ (1u128 << 127)).to_be_bytes());
@@ -202,8 +212,9 @@ fn dictionary_codes(
 ) -> Result<ColumnCodes> {
     let (dictionary, mut parts) = Dictionary::build(pool, keys)?;
     let distinct = dictionary.len();
-    let mut representatives: Vec<RowRef> =
-        (0..distinct).map(|c| dictionary.representative(c)).collect();
+    let mut representatives: Vec<RowRef> = (0..distinct)
+        .map(|c| dictionary.representative(c))
+        .collect();
     if ranked {
         let ranks = dictionary.ranks(pool)?;
         remap(pool, &mut parts, &ranks)?;
@@ -226,20 +237,25 @@ fn remap(pool: &Pool, parts: &mut [PartCodes], map: &[u64]) -> Result<()> {
     let workers = pool.workers().max(1);
     let cells: Vec<std::sync::Mutex<&mut PartCodes>> =
         parts.iter_mut().map(std::sync::Mutex::new).collect();
-    crate::par::per_part(pool, cells.len(), |p| p % workers, |p| {
-        if let Ok(mut part) = cells[p].lock() {
-            let invalid = std::mem::take(&mut part.invalid);
-            let mut skip = invalid.iter().peekable();
-            for (row, code) in part.codes.iter_mut().enumerate() {
-                if skip.peek() == Some(&&(row as u32)) {
-                    skip.next();
-                    continue;
+    crate::par::per_part(
+        pool,
+        cells.len(),
+        |p| p % workers,
+        |p| {
+            if let Ok(mut part) = cells[p].lock() {
+                let invalid = std::mem::take(&mut part.invalid);
+                let mut skip = invalid.iter().peekable();
+                for (row, code) in part.codes.iter_mut().enumerate() {
+                    if skip.peek() == Some(&&(row as u32)) {
+                        skip.next();
+                        continue;
+                    }
+                    *code = map[*code as usize];
                 }
-                *code = map[*code as usize];
+                part.invalid = invalid;
             }
-            part.invalid = invalid;
-        }
-    })?;
+        },
+    )?;
     Ok(())
 }
 
@@ -272,7 +288,11 @@ mod tests {
     #[test]
     fn encodings_describe_themselves() {
         assert_eq!(
-            KeyEncoding::Packed { columns: 2, bits: 26 }.describe(),
+            KeyEncoding::Packed {
+                columns: 2,
+                bits: 26
+            }
+            .describe(),
             "2 columns packed into 26 bits"
         );
     }

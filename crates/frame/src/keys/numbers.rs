@@ -132,9 +132,7 @@ fn each_plain_number(
             each_primitive::<Time64MicrosecondType>(array, i128::from, m, f)
         }
         Time64(_) => each_primitive::<Time64NanosecondType>(array, i128::from, m, f),
-        Duration(TimeUnit::Second) => {
-            each_primitive::<DurationSecondType>(array, i128::from, m, f)
-        }
+        Duration(TimeUnit::Second) => each_primitive::<DurationSecondType>(array, i128::from, m, f),
         Duration(TimeUnit::Millisecond) => {
             each_primitive::<DurationMillisecondType>(array, i128::from, m, f)
         }
@@ -150,19 +148,14 @@ fn each_plain_number(
             1,
             f,
         ),
-        Float32 => each_primitive::<Float32Type>(
-            array,
-            |v| i128::from(float_order(f64::from(v))),
-            1,
-            f,
-        ),
+        Float32 => {
+            each_primitive::<Float32Type>(array, |v| i128::from(float_order(f64::from(v))), 1, f)
+        }
         Float64 => each_primitive::<Float64Type>(array, |v| i128::from(float_order(v)), 1, f),
         Boolean => {
             let array = array.as_boolean();
             for row in 0..array.len() {
-                let value = array
-                    .is_valid(row)
-                    .then(|| i128::from(array.value(row)));
+                let value = array.is_valid(row).then(|| i128::from(array.value(row)));
                 f(row, value);
             }
         }
@@ -185,18 +178,23 @@ pub(crate) fn range(
 ) -> Result<Option<(i128, i128)>> {
     let m = multiplier(table.schema().field(column).data_type(), common);
     let parts = table.parts();
-    let per_part = try_per_part(pool, parts.len(), |p| parts[p].worker, |p| {
-        let mut bounds: Option<(i128, i128)> = None;
-        each_number(parts[p].batch.column(column).as_ref(), m, |_, v| {
-            if let Some(v) = v {
-                bounds = Some(match bounds {
-                    None => (v, v),
-                    Some((lo, hi)) => (lo.min(v), hi.max(v)),
-                });
-            }
-        })?;
-        Ok(bounds)
-    })?;
+    let per_part = try_per_part(
+        pool,
+        parts.len(),
+        |p| parts[p].worker,
+        |p| {
+            let mut bounds: Option<(i128, i128)> = None;
+            each_number(parts[p].batch.column(column).as_ref(), m, |_, v| {
+                if let Some(v) = v {
+                    bounds = Some(match bounds {
+                        None => (v, v),
+                        Some((lo, hi)) => (lo.min(v), hi.max(v)),
+                    });
+                }
+            })?;
+            Ok(bounds)
+        },
+    )?;
     Ok(per_part
         .into_iter()
         .flatten()
@@ -214,19 +212,24 @@ pub(crate) fn offset_codes(
 ) -> Result<Vec<PartCodes>> {
     let m = multiplier(table.schema().field(column).data_type(), common);
     let parts = table.parts();
-    try_per_part(pool, parts.len(), |p| parts[p].worker, |p| {
-        let array = parts[p].batch.column(column);
-        let mut codes = Vec::with_capacity(array.len());
-        let mut invalid = Vec::new();
-        each_number(array.as_ref(), m, |row, v| match v {
-            Some(v) if v >= lo && v <= hi => codes.push((v - lo) as u64),
-            _ => {
-                codes.push(0);
-                invalid.push(row as u32);
-            }
-        })?;
-        Ok(PartCodes { codes, invalid })
-    })
+    try_per_part(
+        pool,
+        parts.len(),
+        |p| parts[p].worker,
+        |p| {
+            let array = parts[p].batch.column(column);
+            let mut codes = Vec::with_capacity(array.len());
+            let mut invalid = Vec::new();
+            each_number(array.as_ref(), m, |row, v| match v {
+                Some(v) if v >= lo && v <= hi => codes.push((v - lo) as u64),
+                _ => {
+                    codes.push(0);
+                    invalid.push(row as u32);
+                }
+            })?;
+            Ok(PartCodes { codes, invalid })
+        },
+    )
 }
 
 #[cfg(test)]

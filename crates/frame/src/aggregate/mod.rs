@@ -1,0 +1,501 @@
+//! Group-by aggregation of a table: key columns of any common type, any
+//! number of aggregates (COUNT(*), and COUNT, SUM, MIN, MAX, AVG of
+//! columns), SQL's null rules, results named like SQL engines name them.
+//!
+//! The keys become group codes ([`GroupKeys`]); then one of two paths runs:
+//! - *one value column* of 64-bit integers without nulls (or none at all):
+//!   the operators' aggregation methods on (code, value) tuples, so
+//!   `--method` (shuffle, migration, local, partitioned, auto) applies, as
+//!   in Li's experiments;
+//! - *anything else* (several value columns, nulls, floats, wide decimals,
+//!   MIN/MAX of strings): the many-column aggregation of
+//!   `numakit_ops::aggregate::columns`, each worker over its own parts.
+//!
+//! Null keys form one group; aggregates skip null values; COUNT(*) counts
+//! rows; a group whose values are all null has a null SUM, AVG, MIN and
+//! MAX. The report says which path ran and why. Result rows come in no
+//! particular order.
+
+pub mod output;
+pub mod spec;
+pub(crate) mod values;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{Field, Schema, SchemaRef};
+use serde::Serialize;
+
+use numakit_ops::aggregate::columns::{
+    self, AggSpec, ColumnsOptions, Func, Groups, Segment, State, Values,
+};
+use numakit_ops::aggregate::{self as kernels, AggMethod, AggOptions};
+use numakit_ops::timing::{PhaseTime, PhaseTimer, Progress};
+use numakit_pool::Pool;
+
+use crate::error::{FrameError, Result};
+use crate::keys::{GroupKeys, KeyEncoding};
+use crate::memory::MemoryLimit;
+use crate::par::try_per_part;
+use crate::relation::{relation_of, TUPLE_BYTES};
+use crate::table::{Part, Table};
+
+pub use spec::{AggFunc, Aggregate};
+use values::{lane, Lane, LaneKind};
+
+/// What to group and compute.
+#[derive(Clone, Debug)]
+pub struct AggregateRequest {
+    /// Group-by key columns.
+    pub keys: Vec<String>,
+    pub aggregates: Vec<Aggregate>,
+    /// The method of the one-value-column path (`None`: automatic). The
+    /// many-column path has one method and refuses another.
+    pub method: Option<AggMethod>,
+    pub memory_limit: MemoryLimit,
+}
+
+/// Which path computed the groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AggregatePath {
+    /// The operators' methods on (code, value) tuples.
+    OneValue,
+    /// The many-column aggregation.
+    Columns,
+}
+
+/// What a group-by did.
+#[derive(Clone, Debug, Serialize)]
+pub struct AggregateReport {
+    pub input_rows: u64,
+    pub groups: u64,
+    pub key_encoding: KeyEncoding,
+    pub path: AggregatePath,
+    /// The method that ran (the one-value path's choice, or `local`).
+    pub method: AggMethod,
+    /// Why this path and method.
+    pub reason: String,
+    /// The one-value path's estimate of the groups.
+    pub estimated_groups: Option<u64>,
+    /// The many-column path: whether codes indexed the groups directly.
+    pub direct_index: Option<bool>,
+    pub phases: Vec<PhaseTime>,
+    pub seconds: f64,
+}
+
+/// The request checked against a schema.
+#[derive(Clone, Debug)]
+pub struct AggregatePlan {
+    /// The columns to read: keys, then value columns.
+    pub read: Vec<String>,
+    keys: usize,
+    /// Per aggregate: its value column's index in `read` (none for COUNT(*)).
+    inputs: Vec<Option<usize>>,
+    fields: Vec<Field>,
+}
+
+impl AggregatePlan {
+    /// Checks `request` against `schema` (names, types, clashes).
+    pub fn new(request: &AggregateRequest, schema: &Schema) -> Result<Self> {
+        if request.keys.is_empty() {
+            return Err(FrameError::InvalidRequest(
+                "a group-by needs a key column".into(),
+            ));
+        }
+        if request.aggregates.is_empty() {
+            return Err(FrameError::InvalidRequest(
+                "a group-by needs an aggregate".into(),
+            ));
+        }
+        let find = |name: &str| {
+            schema
+                .index_of(name)
+                .map_err(|_| FrameError::ColumnNotFound {
+                    column: name.to_string(),
+                    table: "the input".into(),
+                    available: schema
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
+        };
+        let mut read: Vec<String> = Vec::new();
+        let mut fields = Vec::new();
+        for key in &request.keys {
+            let field = schema.field(find(key)?);
+            if read.contains(key) {
+                return Err(FrameError::InvalidRequest(format!(
+                    "key column {key:?} is named twice"
+                )));
+            }
+            crate::keys::family::family_of(field.data_type()).map_err(|why| {
+                FrameError::UnsupportedType {
+                    column: key.clone(),
+                    data_type: field.data_type().to_string(),
+                    role: "a group-by key",
+                    why: format!(": {why}"),
+                }
+            })?;
+            read.push(key.clone());
+            fields.push(field.clone().with_nullable(true));
+        }
+        let keys = read.len();
+        let mut inputs = Vec::new();
+        for aggregate in &request.aggregates {
+            let input = match &aggregate.column {
+                None => None,
+                Some(c) => {
+                    find(c)?;
+                    Some(match read[keys..].iter().position(|r| r == c) {
+                        Some(i) => keys + i,
+                        None => {
+                            read.push(c.clone());
+                            read.len() - 1
+                        }
+                    })
+                }
+            };
+            let field = input.map(|i| schema.field(find(&read[i]).unwrap_or(0)));
+            let out = spec::output_field(aggregate, field)?;
+            if fields.iter().any(|f: &Field| f.name() == out.name()) {
+                return Err(FrameError::InvalidRequest(format!(
+                    "the result would have two columns named {:?}; drop the repeated aggregate \
+                     or rename the key column",
+                    out.name()
+                )));
+            }
+            fields.push(out);
+            inputs.push(input);
+        }
+        Ok(AggregatePlan {
+            read,
+            keys,
+            inputs,
+            fields,
+        })
+    }
+
+    /// The result's schema.
+    pub fn schema(&self) -> SchemaRef {
+        Arc::new(Schema::new(self.fields.clone()))
+    }
+}
+
+/// The aggregates' kernel specs; COUNT(*) has none.
+fn kernel_specs(
+    request: &AggregateRequest,
+    plan: &AggregatePlan,
+    lanes: &[Lane],
+) -> Vec<Option<AggSpec>> {
+    request
+        .aggregates
+        .iter()
+        .zip(&plan.inputs)
+        .map(|(aggregate, input)| {
+            let column = input.map(|i| i - plan.keys)?;
+            let func = match aggregate.func {
+                AggFunc::CountRows => return None,
+                AggFunc::Count => Func::Count,
+                AggFunc::Sum | AggFunc::Avg => Func::Sum,
+                AggFunc::Min => Func::Min,
+                AggFunc::Max => Func::Max,
+            };
+            Some(AggSpec {
+                column,
+                func,
+                float: lanes[column].kind.is_float(),
+            })
+        })
+        .collect()
+}
+
+/// Groups `table` (holding at least the plan's read columns) as asked.
+pub fn run(
+    pool: &Pool,
+    table: &Table,
+    request: &AggregateRequest,
+    progress: &dyn Progress,
+) -> Result<(AggregateReport, Table)> {
+    let started = Instant::now();
+    let plan = AggregatePlan::new(request, table.schema())?;
+    let columns: Vec<usize> = plan
+        .read
+        .iter()
+        .map(|n| table.column_index(n))
+        .collect::<Result<_>>()?;
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("code keys");
+    let keys = GroupKeys::encode(pool, table, &columns[..plan.keys])?;
+    timer.start("prepare values");
+    let lanes: Vec<Lane> = columns[plan.keys..]
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let needs_values = request
+                .aggregates
+                .iter()
+                .zip(&plan.inputs)
+                .any(|(a, input)| *input == Some(plan.keys + i) && a.func != AggFunc::Count);
+            lane(pool, table, c, needs_values)
+        })
+        .collect::<Result<_>>()?;
+    let specs = kernel_specs(request, &plan, &lanes);
+    let mut phases = timer.finish();
+    let one_value = lanes.len() <= 1
+        && lanes
+            .iter()
+            .all(|l| l.kind == LaneKind::Int && l.parts.iter().all(|p| !p.has_nulls()));
+    let computed = if one_value {
+        one_value_path(pool, table, &keys, lanes.first(), &specs, request, progress)?
+    } else {
+        if let Some(m) = request
+            .method
+            .filter(|&m| m != AggMethod::Auto && m != AggMethod::Local)
+        {
+            return Err(FrameError::InvalidRequest(format!(
+                "--method {} works on one integer value column without nulls; this group-by \
+                 has {} value column(s) of other kinds, which only the local method handles",
+                m.name(),
+                lanes.len()
+            )));
+        }
+        columns_path(pool, table, &keys, &lanes, &specs, progress)?
+    };
+    phases.extend(computed.phases);
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("build result");
+    let result = build_result(pool, table, &keys, &plan, request, &lanes, &computed.groups)?;
+    phases.extend(timer.finish());
+    let report = AggregateReport {
+        input_rows: table.rows() as u64,
+        groups: result.rows() as u64,
+        key_encoding: keys.encoding,
+        path: computed.path,
+        method: computed.method,
+        reason: computed.reason,
+        estimated_groups: computed.estimated_groups,
+        direct_index: computed.direct,
+        phases,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok((report, result))
+}
+
+struct Computed {
+    groups: Vec<Groups>,
+    path: AggregatePath,
+    method: AggMethod,
+    reason: String,
+    estimated_groups: Option<u64>,
+    direct: Option<bool>,
+    phases: Vec<PhaseTime>,
+}
+
+fn one_value_path(
+    pool: &Pool,
+    table: &Table,
+    keys: &GroupKeys,
+    lane: Option<&Lane>,
+    specs: &[Option<AggSpec>],
+    request: &AggregateRequest,
+    progress: &dyn Progress,
+) -> Result<Computed> {
+    let value = |p: usize, r: usize| -> i64 {
+        match lane.map(|l| l.parts[p].column(l.kind).values) {
+            Some(Values::I64(v)) => v[r],
+            _ => 0,
+        }
+    };
+    request
+        .memory_limit
+        .check("the group-by's tuples", table.rows() as u64 * TUPLE_BYTES)?;
+    let relation = relation_of(pool, table, &keys.parts, |p, r| value(p, r) as u64)?;
+    let options = AggOptions::new(request.method.unwrap_or(AggMethod::Auto));
+    let result = kernels::aggregate(pool, &relation, &options, progress)?;
+    drop(relation);
+    let mut groups: Vec<Groups> = result
+        .groups
+        .iter()
+        .map(|list| {
+            let counts: Vec<u64> = list.iter().map(|g| g.count).collect();
+            Groups {
+                codes: list.iter().map(|g| Some(g.key)).collect(),
+                rows: counts.clone(),
+                states: states_of(specs, &counts, list.iter().map(|g| (g.sum, g.min, g.max))),
+            }
+        })
+        .collect();
+    if keys.has_null_keys() {
+        let (mut count, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
+        for (p, part) in keys.parts.iter().enumerate() {
+            for &r in &part.invalid {
+                let v = value(p, r as usize);
+                count += 1;
+                sum += i128::from(v);
+                min = min.min(v);
+                max = max.max(v);
+            }
+        }
+        groups.push(Groups {
+            codes: vec![None],
+            rows: vec![count],
+            states: states_of(specs, &[count], std::iter::once((sum, min, max))),
+        });
+    }
+    Ok(Computed {
+        groups,
+        path: AggregatePath::OneValue,
+        method: result.method.unwrap_or(AggMethod::Auto),
+        reason: if result.reason.is_empty() {
+            "one integer value column without nulls: the operators' aggregation methods".into()
+        } else {
+            result.reason
+        },
+        estimated_groups: result.estimated_groups,
+        direct: None,
+        phases: result.phases,
+    })
+}
+
+/// Kernel states from (sum, min, max) per group, all values present.
+fn states_of(
+    specs: &[Option<AggSpec>],
+    counts: &[u64],
+    aggregates: impl Iterator<Item = (i128, i64, i64)>,
+) -> Vec<State> {
+    let (mut sums, mut mins, mut maxs) = (Vec::new(), Vec::new(), Vec::new());
+    for (s, lo, hi) in aggregates {
+        sums.push(s);
+        mins.push(i128::from(lo));
+        maxs.push(i128::from(hi));
+    }
+    specs
+        .iter()
+        .flatten()
+        .map(|spec| {
+            let n = counts.to_vec();
+            match spec.func {
+                Func::Count => State::Count { n },
+                Func::Sum => State::SumInt {
+                    sum: sums.clone(),
+                    n,
+                },
+                Func::Min => State::MinInt { v: mins.clone(), n },
+                Func::Max => State::MaxInt { v: maxs.clone(), n },
+            }
+        })
+        .collect()
+}
+
+fn columns_path(
+    pool: &Pool,
+    table: &Table,
+    keys: &GroupKeys,
+    lanes: &[Lane],
+    specs: &[Option<AggSpec>],
+    progress: &dyn Progress,
+) -> Result<Computed> {
+    let workers = pool.workers().max(1);
+    let mut segments: Vec<Vec<Segment<'_>>> = vec![Vec::new(); workers];
+    for (p, part) in table.parts().iter().enumerate() {
+        segments[part.worker % workers].push(Segment {
+            codes: &keys.parts[p].codes,
+            keyless: &keys.parts[p].invalid,
+            columns: lanes.iter().map(|l| l.parts[p].column(l.kind)).collect(),
+        });
+    }
+    let specs: Vec<AggSpec> = specs.iter().flatten().copied().collect();
+    let options = ColumnsOptions {
+        max_code: Some(keys.max_code),
+        expected_groups: (table.rows() / 8).clamp(16, 1 << 16),
+    };
+    let result = columns::aggregate(pool, &segments, &specs, &options, progress)?;
+    Ok(Computed {
+        groups: result.groups,
+        path: AggregatePath::Columns,
+        method: AggMethod::Local,
+        reason: format!(
+            "{} value column(s) with nulls, floats, wide numbers or strings: the many-column \
+             local aggregation, groups {}",
+            lanes.len(),
+            if result.direct {
+                "indexed directly by their codes"
+            } else {
+                "in hash tables"
+            }
+        ),
+        estimated_groups: None,
+        direct: Some(result.direct),
+        phases: result.phases,
+    })
+}
+
+fn build_result(
+    pool: &Pool,
+    table: &Table,
+    keys: &GroupKeys,
+    plan: &AggregatePlan,
+    request: &AggregateRequest,
+    lanes: &[Lane],
+    groups: &[Groups],
+) -> Result<Table> {
+    let schema = plan.schema();
+    let mut state_index = 0;
+    let slots: Vec<output::Slot<'_>> = request
+        .aggregates
+        .iter()
+        .zip(&plan.inputs)
+        .enumerate()
+        .map(|(i, (aggregate, input))| {
+            let lane_index = input.map(|i| i - plan.keys);
+            let state = (aggregate.func != AggFunc::CountRows).then(|| {
+                state_index += 1;
+                state_index - 1
+            });
+            let column = input.and_then(|i| table.column_index(&plan.read[i]).ok());
+            let input_scale = column.map_or(0, |c| match table.schema().field(c).data_type() {
+                arrow_schema::DataType::Decimal32(_, s)
+                | arrow_schema::DataType::Decimal64(_, s)
+                | arrow_schema::DataType::Decimal128(_, s) => i32::from(*s),
+                _ => 0,
+            });
+            output::Slot {
+                aggregate,
+                field: plan.fields[plan.keys + i].clone(),
+                column,
+                lane: lane_index.map(|l| &lanes[l]),
+                state,
+                input_scale,
+            }
+        })
+        .collect();
+    let workers = pool.workers().max(1);
+    let batches = try_per_part(
+        pool,
+        groups.len(),
+        |i| i % workers,
+        |i| {
+            let g = &groups[i];
+            let mut arrays: Vec<ArrayRef> = keys.decode(table, &g.codes)?;
+            for slot in &slots {
+                arrays.push(output::column(table, g, slot)?);
+            }
+            RecordBatch::try_new(schema.clone(), arrays)
+                .map_err(|e| FrameError::arrow("assembling the group-by's result", e))
+        },
+    )?;
+    let parts = batches
+        .into_iter()
+        .enumerate()
+        .filter(|(_, b)| b.num_rows() > 0)
+        .map(|(i, batch)| Part {
+            batch,
+            worker: i % workers,
+        })
+        .collect();
+    Table::new("the group-by's result", schema, parts)
+}

@@ -1,0 +1,177 @@
+//! From the kernels' per-group states to the result's columns, in the
+//! types [`spec`](super::spec) promises: exact integer sums checked to fit
+//! their result type (an overflow is one error naming the column, never a
+//! wrapped number), decimal sums with their scale, averages as floats, MIN
+//! and MAX back in the column's own type (strings through their rank's
+//! row), nulls where a group had no value.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Decimal128Array, Float64Array, Int64Array, UInt64Array};
+use arrow_schema::{DataType, Field};
+
+use numakit_ops::aggregate::columns::{Groups, State};
+
+use crate::aggregate::spec::{AggFunc, Aggregate};
+use crate::aggregate::values::{Lane, LaneKind};
+use crate::error::{FrameError, Result};
+use crate::keys::decode::{gather, numbers_array};
+use crate::table::Table;
+
+/// Where an aggregate's inputs and state are.
+pub(crate) struct Slot<'a> {
+    pub(crate) aggregate: &'a Aggregate,
+    pub(crate) field: Field,
+    /// The input column (none for COUNT(*)).
+    pub(crate) column: Option<usize>,
+    pub(crate) lane: Option<&'a Lane>,
+    /// The kernel state's index (none for COUNT(*), which is `rows`).
+    pub(crate) state: Option<usize>,
+    /// The input's decimal scale (0 unless a decimal column).
+    pub(crate) input_scale: i32,
+}
+
+const DECIMAL_38_MAX: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
+
+fn overflow(slot: &Slot<'_>, value: i128, limit: &str) -> FrameError {
+    FrameError::Overflow(format!(
+        "{} of column {:?} is {value} in some group, beyond {limit}; aggregate a wider or \
+         decimal column instead",
+        slot.aggregate.func.name().to_uppercase(),
+        slot.aggregate.column.as_deref().unwrap_or("*"),
+    ))
+}
+
+/// The result column of `slot` for `groups`.
+pub(crate) fn column(table: &Table, groups: &Groups, slot: &Slot<'_>) -> Result<ArrayRef> {
+    let Some(k) = slot.state else {
+        return Ok(Arc::new(Int64Array::from_iter_values(
+            groups.rows.iter().map(|&r| r as i64),
+        )));
+    };
+    let state = &groups.states[k];
+    let n = state.counts();
+    let present = |i: usize| n[i] > 0;
+    let out: ArrayRef = match (slot.aggregate.func, state) {
+        (AggFunc::Count | AggFunc::CountRows, _) => {
+            Arc::new(Int64Array::from_iter_values(n.iter().map(|&c| c as i64)))
+        }
+        (AggFunc::Sum, State::SumInt { sum, .. }) => int_sum(slot, sum, &present)?,
+        (AggFunc::Sum, State::SumFloat { sum, .. }) => Arc::new(Float64Array::from_iter(
+            sum.iter()
+                .enumerate()
+                .map(|(i, &s)| present(i).then_some(s)),
+        )),
+        (AggFunc::Avg, State::SumInt { sum, .. }) => {
+            let divisor = 10f64.powi(slot.input_scale);
+            Arc::new(Float64Array::from_iter(sum.iter().enumerate().map(
+                |(i, &s)| present(i).then(|| s as f64 / divisor / n[i] as f64),
+            )))
+        }
+        (AggFunc::Avg, State::SumFloat { sum, .. }) => Arc::new(Float64Array::from_iter(
+            sum.iter()
+                .enumerate()
+                .map(|(i, &s)| present(i).then(|| s / n[i] as f64)),
+        )),
+        (AggFunc::Min, State::MinInt { v, .. }) | (AggFunc::Max, State::MaxInt { v, .. }) => {
+            extremes(table, slot, v, &present)?
+        }
+        (AggFunc::Min, State::MinFloat { v, .. }) | (AggFunc::Max, State::MaxFloat { v, .. }) => {
+            let floats: ArrayRef = Arc::new(Float64Array::from_iter(
+                v.iter().enumerate().map(|(i, &x)| present(i).then_some(x)),
+            ));
+            cast_to(floats, slot.field.data_type())?
+        }
+        _ => {
+            return Err(FrameError::InvalidRequest(format!(
+                "aggregate {} got a state of another kind",
+                slot.aggregate.output_name()
+            )))
+        }
+    };
+    Ok(out)
+}
+
+fn int_sum(slot: &Slot<'_>, sum: &[i128], present: &impl Fn(usize) -> bool) -> Result<ArrayRef> {
+    let values = sum
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| present(i).then_some(s));
+    Ok(match slot.field.data_type() {
+        DataType::Int64 => Arc::new(
+            values
+                .map(|v| {
+                    v.map(|s| i64::try_from(s).map_err(|_| overflow(slot, s, "Int64")))
+                        .transpose()
+                })
+                .collect::<Result<Int64Array>>()?,
+        ),
+        DataType::UInt64 => Arc::new(
+            values
+                .map(|v| {
+                    v.map(|s| u64::try_from(s).map_err(|_| overflow(slot, s, "UInt64")))
+                        .transpose()
+                })
+                .collect::<Result<UInt64Array>>()?,
+        ),
+        DataType::Decimal128(p, s) => {
+            let checked = values
+                .map(|v| {
+                    v.map(|s| {
+                        if s.abs() > DECIMAL_38_MAX {
+                            Err(overflow(slot, s, "38 decimal digits"))
+                        } else {
+                            Ok(s)
+                        }
+                    })
+                    .transpose()
+                })
+                .collect::<Result<Decimal128Array>>()?;
+            Arc::new(
+                checked
+                    .with_precision_and_scale(*p, *s)
+                    .map_err(|e| FrameError::arrow("building a decimal sum", e))?,
+            )
+        }
+        other => {
+            return Err(FrameError::InvalidRequest(format!(
+                "a sum of integers cannot be {other}"
+            )))
+        }
+    })
+}
+
+fn extremes(
+    table: &Table,
+    slot: &Slot<'_>,
+    v: &[i128],
+    present: &impl Fn(usize) -> bool,
+) -> Result<ArrayRef> {
+    let lane = slot
+        .lane
+        .ok_or_else(|| FrameError::InvalidRequest("MIN/MAX without a column".into()))?;
+    let column = slot
+        .column
+        .ok_or_else(|| FrameError::InvalidRequest("MIN/MAX without a column".into()))?;
+    if lane.kind == LaneKind::Rank {
+        let rows: Vec<_> = v
+            .iter()
+            .enumerate()
+            .map(|(i, &rank)| present(i).then(|| lane.representatives[rank as usize]))
+            .collect();
+        return gather(table, column, &rows);
+    }
+    let values: Vec<Option<i128>> = v
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| present(i).then_some(x))
+        .collect();
+    numbers_array(&values, table.schema().field(column).data_type())
+}
+
+fn cast_to(array: ArrayRef, data_type: &DataType) -> Result<ArrayRef> {
+    if array.data_type() == data_type {
+        return Ok(array);
+    }
+    arrow_cast::cast(&array, data_type).map_err(|e| FrameError::arrow("building MIN/MAX", e))
+}

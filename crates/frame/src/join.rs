@@ -1,0 +1,399 @@
+//! Equi-joins of two tables on key columns of any common type, with the
+//! result's columns carried from both sides under their own names.
+//!
+//! A [`JoinRequest`] names the keys, the kind (inner, left outer, semi,
+//! anti), the algorithm (or `auto`), the columns to carry and the memory
+//! limit. [`JoinPlan::new`] checks it against the two schemas before any
+//! work (unknown columns, key types that cannot meet, names that would
+//! clash in the result); [`run`] then codes the keys ([`JoinKeys`]), builds
+//! the (code, row) relations on the workers' nodes, runs the kernel, and
+//! gathers the result columns by row, one batch per worker.
+//!
+//! SQL semantics: a key with a null never matches; a left outer join gives
+//! unmatched left rows nulls in every right column; semi and anti joins
+//! return left rows only, each once. Left rows whose key cannot match
+//! (nulls, values outside the right side's range) still appear in left
+//! outer and anti results. Counting a result (`count_only`) never
+//! materialises it.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{Field, Schema, SchemaRef};
+use serde::Serialize;
+
+use numakit_ops::join::{
+    join as run_kernel, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput, JoinRow,
+};
+use numakit_ops::timing::{PhaseTime, PhaseTimer, Progress};
+use numakit_pool::Pool;
+
+use crate::error::{FrameError, Result};
+use crate::keys::decode::gather;
+use crate::keys::{JoinKeys, KeyEncoding, PartCodes};
+use crate::memory::MemoryLimit;
+use crate::par::try_per_part;
+use crate::relation::{relation_of, TUPLE_BYTES};
+use crate::table::{row_ref, Part, RowRef, Table};
+
+/// What to join and how.
+#[derive(Clone, Debug)]
+pub struct JoinRequest {
+    /// Key columns of the left (build) table.
+    pub left_on: Vec<String>,
+    /// Key columns of the right (probe) table, pairwise with `left_on`.
+    pub right_on: Vec<String>,
+    pub kind: JoinKind,
+    /// `None`: numakit's choice.
+    pub algorithm: Option<JoinAlgorithm>,
+    /// Count the result rows without materialising them.
+    pub count_only: bool,
+    /// Left columns to carry (default: all).
+    pub left_columns: Option<Vec<String>>,
+    /// Right columns to carry (default: all but the keys); inner and left
+    /// outer joins only.
+    pub right_columns: Option<Vec<String>>,
+    /// Appended to a right column whose name is taken.
+    pub suffix: String,
+    pub memory_limit: MemoryLimit,
+}
+
+impl JoinRequest {
+    /// An inner join on `on` (the same names on both sides).
+    pub fn on(on: &[&str]) -> Self {
+        let on: Vec<String> = on.iter().map(|s| s.to_string()).collect();
+        JoinRequest {
+            left_on: on.clone(),
+            right_on: on,
+            kind: JoinKind::Inner,
+            algorithm: None,
+            count_only: false,
+            left_columns: None,
+            right_columns: None,
+            suffix: "_right".into(),
+            memory_limit: MemoryLimit::default(),
+        }
+    }
+}
+
+/// The request checked against the schemas: which columns, in what order,
+/// under which names.
+#[derive(Clone, Debug)]
+pub struct JoinPlan {
+    /// Names of the left columns to read (keys first, then carried).
+    pub left_read: Vec<String>,
+    pub right_read: Vec<String>,
+    /// Carried columns: (index in the read columns, output name).
+    left_out: Vec<(usize, String)>,
+    right_out: Vec<(usize, String)>,
+    schema: SchemaRef,
+}
+
+fn position(schema: &Schema, name: &str, side: &str) -> Result<usize> {
+    schema
+        .index_of(name)
+        .map_err(|_| FrameError::ColumnNotFound {
+            column: name.to_string(),
+            table: format!("the {side} table"),
+            available: schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+fn push_unique(list: &mut Vec<String>, name: &str) -> usize {
+    match list.iter().position(|n| n == name) {
+        Some(i) => i,
+        None => {
+            list.push(name.to_string());
+            list.len() - 1
+        }
+    }
+}
+
+impl JoinPlan {
+    /// Checks `request` against the two tables' schemas.
+    pub fn new(request: &JoinRequest, left: &Schema, right: &Schema) -> Result<Self> {
+        if request.left_on.is_empty() || request.left_on.len() != request.right_on.len() {
+            return Err(FrameError::InvalidRequest(format!(
+                "a join needs as many key columns on the left as on the right (got {} and {})",
+                request.left_on.len(),
+                request.right_on.len()
+            )));
+        }
+        let mut left_read = Vec::new();
+        let mut right_read = Vec::new();
+        for (l, r) in request.left_on.iter().zip(&request.right_on) {
+            position(left, l, "left")?;
+            position(right, r, "right")?;
+            push_unique(&mut left_read, l);
+            push_unique(&mut right_read, r);
+        }
+        let left_names: Vec<String> = match &request.left_columns {
+            Some(list) => list.clone(),
+            None => left.fields().iter().map(|f| f.name().clone()).collect(),
+        };
+        let mut fields = Vec::new();
+        let mut left_out = Vec::new();
+        for name in &left_names {
+            let field = left.field(position(left, name, "left")?);
+            if left_out.iter().any(|(_, n): &(usize, String)| n == name) {
+                return Err(FrameError::InvalidRequest(format!(
+                    "left column {name:?} is named twice in the columns to carry"
+                )));
+            }
+            left_out.push((push_unique(&mut left_read, name), name.clone()));
+            fields.push(field.clone());
+        }
+        let carries_right = matches!(request.kind, JoinKind::Inner | JoinKind::LeftOuter);
+        let right_names: Vec<String> = match (&request.right_columns, carries_right) {
+            (_, false) => Vec::new(),
+            (Some(list), true) => list.clone(),
+            (None, true) => right
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .filter(|n| !request.right_on.contains(n))
+                .collect(),
+        };
+        let mut right_out = Vec::new();
+        for name in &right_names {
+            let field = right.field(position(right, name, "right")?);
+            let taken = |n: &str| fields.iter().any(|f: &Field| f.name() == n);
+            let out_name = if taken(name) {
+                let renamed = format!("{name}{}", request.suffix);
+                if taken(&renamed) {
+                    return Err(FrameError::InvalidRequest(format!(
+                        "the result would have two columns named {renamed:?} (right column {name:?} \
+                         clashes with a left column and so does its renamed form); choose the \
+                         columns with --left-columns/--right-columns"
+                    )));
+                }
+                renamed
+            } else {
+                name.clone()
+            };
+            let nullable = field.is_nullable() || request.kind == JoinKind::LeftOuter;
+            fields.push(
+                field
+                    .as_ref()
+                    .clone()
+                    .with_name(&out_name)
+                    .with_nullable(nullable),
+            );
+            right_out.push((push_unique(&mut right_read, name), out_name));
+        }
+        Ok(JoinPlan {
+            left_read,
+            right_read,
+            left_out,
+            right_out,
+            schema: Arc::new(Schema::new(fields)),
+        })
+    }
+
+    /// The result's schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+}
+
+/// What a join did.
+#[derive(Clone, Debug, Serialize)]
+pub struct JoinReport {
+    pub kind: JoinKind,
+    pub algorithm: JoinAlgorithm,
+    /// Why `auto` chose the algorithm.
+    pub auto_reason: Option<String>,
+    pub key_encoding: KeyEncoding,
+    pub left_rows: u64,
+    pub right_rows: u64,
+    /// Rows whose key cannot match (nulls; values the other side cannot hold).
+    pub left_keyless: u64,
+    pub right_keyless: u64,
+    /// Result rows.
+    pub rows: u64,
+    /// Every phase, in order: key coding, relations, the kernel's phases,
+    /// the gathering of the result.
+    pub phases: Vec<PhaseTime>,
+    pub seconds: f64,
+}
+
+fn keyless(codes: &[PartCodes]) -> u64 {
+    codes.iter().map(|p| p.invalid.len() as u64).sum()
+}
+
+/// Average bytes per row of the given columns of `table`.
+fn row_bytes(table: &Table, columns: &[usize]) -> u64 {
+    let rows = table.rows().max(1) as u64;
+    let bytes: u64 = table
+        .parts()
+        .iter()
+        .flat_map(|p| {
+            columns
+                .iter()
+                .map(|&c| p.batch.column(c).get_array_memory_size() as u64)
+        })
+        .sum();
+    bytes / rows + 1
+}
+
+/// Joins `left` and `right` (tables holding at least the plan's read
+/// columns, by name). The result is `None` when only counting.
+pub fn run(
+    pool: &Pool,
+    left: &Table,
+    right: &Table,
+    request: &JoinRequest,
+    progress: &dyn Progress,
+) -> Result<(JoinReport, Option<Table>)> {
+    let started = Instant::now();
+    let plan = JoinPlan::new(request, left.schema(), right.schema())?;
+    let lkeys: Vec<usize> = request
+        .left_on
+        .iter()
+        .map(|n| left.column_index(n))
+        .collect::<Result<_>>()?;
+    let rkeys: Vec<usize> = request
+        .right_on
+        .iter()
+        .map(|n| right.column_index(n))
+        .collect::<Result<_>>()?;
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("code keys");
+    let keys = JoinKeys::encode(pool, left, &lkeys, right, &rkeys)?;
+    timer.start("build relations");
+    let tuples = (left.rows() + right.rows()) as u64;
+    request
+        .memory_limit
+        .check("the join's relations", tuples * TUPLE_BYTES)?;
+    let lrel = relation_of(pool, left, &keys.left, |p, r| row_ref(p, r))?;
+    let rrel = relation_of(pool, right, &keys.right, |p, r| row_ref(p, r))?;
+    timer.stop();
+    let (algorithm, auto_reason) = match request.algorithm {
+        Some(a) => (a, None),
+        None => {
+            let (a, why) = numakit_ops::join::choose::recommend(pool, lrel.len(), rrel.len());
+            (a, Some(why))
+        }
+    };
+    let lcols: Vec<usize> = plan
+        .left_out
+        .iter()
+        .map(|(i, _)| left.column_index(&plan.left_read[*i]))
+        .collect::<Result<_>>()?;
+    let rcols: Vec<usize> = plan
+        .right_out
+        .iter()
+        .map(|(i, _)| right.column_index(&plan.right_read[*i]))
+        .collect::<Result<_>>()?;
+    let out_row = row_bytes(left, &lcols) + row_bytes(right, &rcols);
+    let row_limit = (!request.count_only).then(|| {
+        request.memory_limit.headroom() / (std::mem::size_of::<JoinRow>() as u64 + out_row)
+    });
+    let options = JoinOptions {
+        algorithm,
+        kind: request.kind,
+        output: if request.count_only {
+            JoinOutput::Count
+        } else {
+            JoinOutput::Materialize
+        },
+        row_limit,
+    };
+    let result = run_kernel(pool, &lrel, &rrel, &options, progress)?;
+    drop((lrel, rrel));
+    let mut phases = timer.finish();
+    phases.extend(result.phases.iter().cloned());
+    let keeps_unmatched = matches!(request.kind, JoinKind::LeftOuter | JoinKind::Anti);
+    let left_keyless = keyless(&keys.left);
+    let rows = result.rows + if keeps_unmatched { left_keyless } else { 0 };
+    let table = if request.count_only {
+        None
+    } else {
+        let mut timer = PhaseTimer::new(progress);
+        timer.start("gather columns");
+        request
+            .memory_limit
+            .check("the join's result", rows.saturating_mul(out_row))?;
+        let mut batches = result.materialized;
+        if keeps_unmatched {
+            batches.push(keyless_rows(&keys.left));
+        }
+        let table = gather_result(pool, left, right, &plan, (&lcols, &rcols), batches)?;
+        phases.extend(timer.finish());
+        Some(table)
+    };
+    let report = JoinReport {
+        kind: request.kind,
+        algorithm,
+        auto_reason,
+        key_encoding: keys.encoding,
+        left_rows: left.rows() as u64,
+        right_rows: right.rows() as u64,
+        left_keyless,
+        right_keyless: keyless(&keys.right),
+        rows,
+        phases,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok((report, table))
+}
+
+/// The left rows without a key, as unmatched result rows.
+fn keyless_rows(codes: &[PartCodes]) -> Vec<JoinRow> {
+    codes
+        .iter()
+        .enumerate()
+        .flat_map(|(p, part)| {
+            part.invalid.iter().map(move |&r| JoinRow {
+                key: 0,
+                left: row_ref(p, r as usize),
+                right: None,
+            })
+        })
+        .collect()
+}
+
+fn gather_result(
+    pool: &Pool,
+    left: &Table,
+    right: &Table,
+    plan: &JoinPlan,
+    (lcols, rcols): (&[usize], &[usize]),
+    rows: Vec<Vec<JoinRow>>,
+) -> Result<Table> {
+    let workers = pool.workers().max(1);
+    let batches = try_per_part(
+        pool,
+        rows.len(),
+        |i| i % workers,
+        |i| {
+            let lrefs: Vec<Option<RowRef>> = rows[i].iter().map(|r| Some(r.left)).collect();
+            let rrefs: Vec<Option<RowRef>> = rows[i].iter().map(|r| r.right).collect();
+            let mut arrays: Vec<ArrayRef> = Vec::with_capacity(lcols.len() + rcols.len());
+            for &c in lcols {
+                arrays.push(gather(left, c, &lrefs)?);
+            }
+            for &c in rcols {
+                arrays.push(gather(right, c, &rrefs)?);
+            }
+            RecordBatch::try_new(plan.schema.clone(), arrays)
+                .map_err(|e| FrameError::arrow("assembling the join's result", e))
+        },
+    )?;
+    let parts = batches
+        .into_iter()
+        .enumerate()
+        .filter(|(_, b)| b.num_rows() > 0)
+        .map(|(i, batch)| Part {
+            batch,
+            worker: i % workers,
+        })
+        .collect();
+    Table::new("the join's result", plan.schema.clone(), parts)
+}
