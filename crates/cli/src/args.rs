@@ -65,17 +65,21 @@ pub enum Command {
     /// interconnect simulator (calibrated on Li et al. Table 1), and the
     /// thread sweep of Figure 7.
     Simulate(SimulateArgs),
-    /// Equi-join two relations (generated, or CSV/Parquet/Arrow files):
-    /// no-partitioning hash join, radix joins PRO and CPRL, or MPSM
-    /// sort-merge join; inner, left outer, semi or anti. Reports rows/s,
-    /// GB/s and the time of each phase.
+    /// Equi-join two tables (CSV/Parquet/Arrow files with columns of any
+    /// common type and nulls, or generated 64-bit keys): no-partitioning
+    /// hash join, radix joins PRO and CPRL, or MPSM sort-merge join; inner,
+    /// left outer, semi or anti. Prints the first result rows (or writes
+    /// them with --out) and the time of each phase.
     Join(crate::op_args::JoinArgs),
-    /// Group by key and compute COUNT, SUM, MIN, MAX and AVG, by shuffle,
-    /// thread migration, or migration with state copy (Li §4.3), or let
-    /// numakit choose from an estimate of the number of groups.
+    /// Group by key columns of any type and compute any number of COUNT,
+    /// SUM, MIN, MAX and AVG aggregates (--agg); one integer value column
+    /// runs by shuffle, thread migration, or migration with state copy (Li
+    /// §4.3), or the method numakit picks from an estimate of the groups.
     Aggregate(crate::op_args::AggregateArgs),
-    /// Sort by a 64-bit key: local radix sort, sampled splitters, exchange
-    /// through the shuffle, multi-way merge.
+    /// Sort a table by key columns of any type, ascending or descending,
+    /// nulls first or last, carrying every column: local radix sort of
+    /// order-preserving codes, sampled splitters, exchange through the
+    /// shuffle, multi-way merge. Input already in order is not re-sorted.
     Sort(crate::op_args::SortArgs),
     /// The Phoenix MapReduce applications on numakit's runtime (word-count,
     /// histogram, kmeans, linear-regression, matrix-multiply, pca,

@@ -32,6 +32,17 @@ pub struct OpCommon {
     /// Write the result to FILE (.csv, .parquet or .arrow).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+
+    /// Memory the run may use: bytes (8GiB, 512M, 2GB) or a percentage of
+    /// what is available (75%). Default: 80% of the memory available to the
+    /// process (its cgroup's limit included). Past it, a clear error, never
+    /// an abort.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
+
+    /// Rows of a file input's result printed when there is no --out.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub show: usize,
 }
 
 #[derive(Debug, Args)]
@@ -57,14 +68,21 @@ pub struct JoinArgs {
     #[arg(long, value_name = "COLS")]
     pub right_key: Option<String>,
 
-    /// More columns of the left file to carry into the result (--out),
-    /// comma separated; found through row ids, not moved by the join.
+    /// The left file's columns in the result, comma separated (default:
+    /// all, the key once under its left name); gathered by row after the
+    /// join, not moved by it.
     #[arg(long, value_name = "COLS", requires = "left")]
     pub left_columns: Option<String>,
 
-    /// More columns of the right file to carry into the result (--out).
+    /// The right file's columns in the result (default: all but the key;
+    /// inner and left joins). A name the left side already uses gets
+    /// --suffix.
     #[arg(long, value_name = "COLS", requires = "right")]
     pub right_columns: Option<String>,
+
+    /// Appended to the name of a right column that clashes with a left one.
+    #[arg(long, default_value = "_right", value_name = "TEXT")]
+    pub suffix: String,
 
     /// Generated R: number of rows.
     #[arg(long, default_value = "2000000", value_name = "N", value_parser = parse_count)]
@@ -93,10 +111,12 @@ pub struct JoinArgs {
     #[arg(long, default_value = "inner", value_name = "KIND")]
     pub kind: String,
 
-    /// count (rows only), checksum (rows aggregated on the fly) or
-    /// materialize (rows kept; implied by --out).
-    #[arg(long, default_value = "count", value_name = "OUTPUT")]
-    pub output: String,
+    /// count (rows only, never materialised), checksum (generated inputs:
+    /// rows aggregated on the fly) or materialize (rows kept; implied by
+    /// --out). Default: count for generated inputs, materialize for files
+    /// (the first rows are printed).
+    #[arg(long, value_name = "OUTPUT")]
+    pub output: Option<String>,
 
     #[command(flatten)]
     pub common: OpCommon,
@@ -108,13 +128,23 @@ pub struct AggregateArgs {
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
 
-    /// Group-by key column(s), comma separated.
+    /// Group-by key column(s) of a file, comma separated: any common type
+    /// (integers, decimals, floats, strings, dates, timestamps, booleans);
+    /// null keys form one group.
     #[arg(long, default_value = "key", value_name = "COLS")]
     pub key: String,
 
-    /// The column to aggregate (COUNT, SUM, MIN, MAX, AVG of it).
-    #[arg(long, default_value = "value", value_name = "COL")]
-    pub value: String,
+    /// Aggregates, comma separated: `count` (rows) or FUNC:COL with FUNC
+    /// one of count, sum, min, max, avg, e.g.
+    /// `count,sum:l_quantity,avg:l_extendedprice,min:l_shipdate`. Result
+    /// columns: the keys, then `count` and FUNC_COL.
+    #[arg(long, value_name = "LIST")]
+    pub agg: Option<String>,
+
+    /// Shorthand for --agg count,sum:COL,min:COL,max:COL,avg:COL (the
+    /// default with --input when --agg is not given is --value value).
+    #[arg(long, value_name = "COL")]
+    pub value: Option<String>,
 
     /// Generated input: number of rows.
     #[arg(long, default_value = "16000000", value_name = "N", value_parser = parse_count)]
@@ -149,12 +179,26 @@ pub struct SortArgs {
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
 
-    /// The sort key column.
-    #[arg(long, default_value = "key", value_name = "COL")]
+    /// The sort key column(s), comma separated, each optionally `:desc` or
+    /// `:asc` (e.g. `l_shipdate,l_orderkey:desc`). Strings sort by their
+    /// bytes, floats with NaN after every number.
+    #[arg(long, default_value = "key", value_name = "COLS")]
     pub key: String,
 
-    /// A column carried along with the key (without it, a file's key
-    /// column is sorted alone).
+    /// Sort every key column in descending order (unless it says `:asc`).
+    #[arg(long)]
+    pub descending: bool,
+
+    /// Where nulls go: first or last.
+    #[arg(long, default_value = "last", value_name = "WHERE")]
+    pub nulls: String,
+
+    /// The columns of a file's result, comma separated (default: all).
+    #[arg(long, value_name = "COLS")]
+    pub columns: Option<String>,
+
+    /// One column carried along with the key (the same as --columns
+    /// KEY,COL).
     #[arg(long, value_name = "COL")]
     pub payload: Option<String>,
 

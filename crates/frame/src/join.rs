@@ -30,12 +30,15 @@ use numakit_ops::timing::{PhaseTime, PhaseTimer, Progress};
 use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
+use crate::input::Input;
 use crate::keys::decode::gather;
 use crate::keys::{JoinKeys, KeyEncoding, PartCodes};
+use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
 use crate::par::try_per_part;
 use crate::relation::{relation_of, TUPLE_BYTES};
 use crate::table::{row_ref, Part, RowRef, Table};
+use crate::RunOptions;
 
 /// What to join and how.
 #[derive(Clone, Debug)]
@@ -200,6 +203,22 @@ impl JoinPlan {
     pub fn schema(&self) -> &SchemaRef {
         &self.schema
     }
+
+    /// The left columns the result carries (their names in the left table).
+    pub fn left_out_names(&self) -> Vec<String> {
+        self.left_out
+            .iter()
+            .map(|(i, _)| self.left_read[*i].clone())
+            .collect()
+    }
+
+    /// The right columns the result carries (their names in the right table).
+    pub fn right_out_names(&self) -> Vec<String> {
+        self.right_out
+            .iter()
+            .map(|(i, _)| self.right_read[*i].clone())
+            .collect()
+    }
 }
 
 /// What a join did.
@@ -342,6 +361,62 @@ pub fn run(
         seconds: started.elapsed().as_secs_f64(),
     };
     Ok((report, table))
+}
+
+/// A join from its inputs: what was loaded, every repetition's report,
+/// and the last repetition's result.
+pub struct JoinOutcome {
+    pub left: Option<LoadStats>,
+    pub right: Option<LoadStats>,
+    pub runs: Vec<JoinReport>,
+    pub table: Option<Table>,
+    /// Whether the result was checked against the reference.
+    pub verified: bool,
+}
+
+/// Checks the request against both inputs' schemas, reads the columns it
+/// needs, and joins `reps` times (every repetition must agree).
+pub fn join_inputs(
+    pool: &Pool,
+    left: &Input,
+    right: &Input,
+    request: &JoinRequest,
+    options: &RunOptions,
+    progress: &dyn Progress,
+) -> Result<JoinOutcome> {
+    let plan = JoinPlan::new(request, &left.schema(), &right.schema())?;
+    progress.phase("load left");
+    let (ltable, lstats) = left.columns(pool, &plan.left_read, &request.memory_limit)?;
+    progress.phase("load right");
+    let (rtable, rstats) = right.columns(pool, &plan.right_read, &request.memory_limit)?;
+    options.check_verify_size(ltable.rows() + rtable.rows())?;
+    let mut runs: Vec<JoinReport> = Vec::new();
+    let mut table = None;
+    for _ in 0..options.reps.max(1) {
+        drop(table.take());
+        let (report, result) = run(pool, &ltable, &rtable, request, progress)?;
+        if let Some(first) = runs.first() {
+            if first.rows != report.rows {
+                return Err(FrameError::InvalidRequest(format!(
+                    "the join gave {} rows, an earlier repetition {}",
+                    report.rows, first.rows
+                )));
+            }
+        }
+        runs.push(report);
+        table = result;
+    }
+    if options.verify {
+        let rows = runs.last().map_or(0, |r| r.rows);
+        crate::reference::check_join(&ltable, &rtable, request, table.as_ref(), rows)?;
+    }
+    Ok(JoinOutcome {
+        left: lstats,
+        right: rstats,
+        runs,
+        table,
+        verified: options.verify,
+    })
 }
 
 /// The left rows without a key, as unmatched result rows.

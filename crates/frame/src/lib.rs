@@ -21,11 +21,13 @@
 
 pub mod aggregate;
 pub mod error;
+pub mod input;
 pub mod join;
 pub mod keys;
 pub mod load;
 pub mod memory;
 mod par;
+pub mod reference;
 mod relation;
 pub mod sort;
 pub mod table;
@@ -33,5 +35,39 @@ pub mod table;
 mod testing;
 
 pub use error::{FrameError, Result};
+
+/// How a request from its inputs is run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Times the operator runs on the loaded inputs (results must agree).
+    pub reps: usize,
+    /// Check the result against the plain reference ([`reference`]).
+    pub verify: bool,
+    /// Inputs with more rows than this are not verified (an error).
+    pub verify_limit_rows: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            reps: 1,
+            verify: false,
+            verify_limit_rows: 50_000_000,
+        }
+    }
+}
+
+impl RunOptions {
+    pub(crate) fn check_verify_size(&self, rows: usize) -> Result<()> {
+        if self.verify && rows > self.verify_limit_rows {
+            return Err(FrameError::InvalidRequest(format!(
+                "--verify is limited to {} input rows (the reference is sequential); this run has {rows}",
+                self.verify_limit_rows
+            )));
+        }
+        Ok(())
+    }
+}
+pub use input::Input;
 pub use memory::MemoryLimit;
 pub use table::{Part, RowRef, Table};

@@ -19,12 +19,15 @@ use numakit_ops::timing::{PhaseTime, PhaseTimer, Progress};
 use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
+use crate::input::Input;
 use crate::keys::decode::gather;
 use crate::keys::{KeyEncoding, PartCodes, SortKey, SortKeys};
+use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
 use crate::par::{per_part, try_per_part};
 use crate::relation::{relation_of, TUPLE_BYTES};
 use crate::table::{row_ref, Part, RowRef, Table};
+use crate::RunOptions;
 
 /// One column of the sort key, by name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -168,6 +171,89 @@ pub fn run(
         seconds: started.elapsed().as_secs_f64(),
     };
     Ok((report, output))
+}
+
+/// A sort from its input: what was loaded, every repetition's report, and
+/// the last repetition's result.
+pub struct SortOutcome {
+    pub input: Option<LoadStats>,
+    pub runs: Vec<SortReport>,
+    pub table: Table,
+    /// Whether the result was checked against the reference.
+    pub verified: bool,
+}
+
+/// The columns a sort reads: its keys and the result's columns.
+pub fn columns_to_read(request: &SortRequest, schema: &arrow_schema::Schema) -> Vec<String> {
+    let mut read: Vec<String> = Vec::new();
+    let all: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    for name in request
+        .by
+        .iter()
+        .map(|c| &c.name)
+        .chain(request.columns.as_ref().unwrap_or(&all))
+    {
+        if !read.contains(name) {
+            read.push(name.clone());
+        }
+    }
+    read
+}
+
+/// Reads the columns the request needs and sorts `reps` times.
+pub fn sort_input(
+    pool: &Pool,
+    input: &Input,
+    request: &SortRequest,
+    options: &RunOptions,
+    progress: &dyn Progress,
+) -> Result<SortOutcome> {
+    let schema = input.schema();
+    for name in request
+        .by
+        .iter()
+        .map(|c| &c.name)
+        .chain(request.columns.iter().flatten())
+    {
+        if schema.index_of(name).is_err() {
+            return Err(FrameError::ColumnNotFound {
+                column: name.clone(),
+                table: input.name(),
+                available: schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    }
+    progress.phase("load input");
+    let read = columns_to_read(request, &schema);
+    let (table, stats) = input.columns(pool, &read, &request.memory_limit)?;
+    options.check_verify_size(table.rows())?;
+    let mut request = request.clone();
+    if request.columns.is_none() {
+        request.columns = Some(schema.fields().iter().map(|f| f.name().clone()).collect());
+    }
+    let mut runs = Vec::new();
+    let mut result = None;
+    for _ in 0..options.reps.max(1) {
+        drop(result.take());
+        let (report, sorted) = run(pool, &table, &request, progress)?;
+        runs.push(report);
+        result = Some(sorted);
+    }
+    let result = result.ok_or_else(|| FrameError::InvalidRequest("nothing ran".into()))?;
+    if options.verify {
+        crate::reference::check_sort(&table, &request, &result)?;
+    }
+    Ok(SortOutcome {
+        input: stats,
+        runs,
+        table: result,
+        verified: options.verify,
+    })
 }
 
 fn sorted(

@@ -12,9 +12,10 @@ use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::opcommon::{
-    build_pool, check_verify_size, column_list, generated, key_dist, median_phases, read_columns,
-    relation_of, throughput_header, write_table, Throughput,
+    build_pool, check_verify_size, column_list, generated, key_dist, median_phases,
+    throughput_header, write_table, Throughput,
 };
+use crate::commands::tables;
 use crate::format::table;
 use crate::op_args::AggregateArgs;
 use crate::progress::Spinner;
@@ -62,38 +63,21 @@ fn methods(spec: &str) -> Result<Vec<AggMethod>> {
     Ok(list)
 }
 
-/// The input relation and how its keys are to be read (signed or not).
-fn input(pool: &Pool, args: &AggregateArgs) -> Result<(Relation, IntKind)> {
-    let Some(path) = &args.input else {
-        let dist = match &args.keys {
-            Some(spec) => key_dist(spec, args.rows)?,
-            None => KeyDist::Uniform { max: args.groups },
-        };
-        let mut rel = generated(pool, args.rows, dist, args.common.seed)?;
-        // Values in -1000..1000, like the comparison workload.
-        for chunk in rel.chunks_mut() {
-            for t in chunk.tuples.iter_mut() {
-                let v = (numakit_ops::datagen::splitmix64(t.payload) % 2000) as i64 - 1000;
-                t.payload = v as u64;
-            }
-        }
-        return Ok((rel, IntKind::Unsigned));
+/// The generated input relation (keys unsigned).
+fn input(pool: &Pool, args: &AggregateArgs) -> Result<Relation> {
+    let dist = match &args.keys {
+        Some(spec) => key_dist(spec, args.rows)?,
+        None => KeyDist::Uniform { max: args.groups },
     };
-    let keys = column_list(&args.key);
-    ensure!(
-        keys.len() == 1,
-        "aggregate groups by one key column (got `{}`)",
-        args.key
-    );
-    let cols = vec![keys[0].clone(), args.value.clone()];
-    let t = read_columns(path, &cols)?;
-    let (k, v) = (t.column(&cols[0])?, t.column(&cols[1])?);
-    ensure!(
-        v.kind == IntKind::Signed || v.values.iter().all(|&x| x <= i64::MAX as u64),
-        "column `{}` holds unsigned values above the int64 range; numakit aggregates int64 values",
-        cols[1]
-    );
-    Ok((relation_of(pool, &k.values, |i| v.values[i])?, k.kind))
+    let mut rel = generated(pool, args.rows, dist, args.common.seed)?;
+    // Values in -1000..1000, like the comparison workload.
+    for chunk in rel.chunks_mut() {
+        for t in chunk.tuples.iter_mut() {
+            let v = (numakit_ops::datagen::splitmix64(t.payload) % 2000) as i64 - 1000;
+            t.payload = v as u64;
+        }
+    }
+    Ok(rel)
 }
 
 /// Runs every method `reps` times; returns the reports and one result.
@@ -148,14 +132,21 @@ fn measure(
 }
 
 pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
-    let list = methods(&args.method)?;
-    if args.input.is_none() {
-        check_verify_size(args.common.verify, args.rows)?;
+    if let Some(path) = &args.input {
+        ensure!(!args.sweep, "--sweep runs on generated data; drop --input");
+        let pool = build_pool(&args.common, mode)?;
+        return tables::aggregate::run(&pool, path, args, json, quiet);
     }
+    ensure!(
+        args.agg.is_none(),
+        "--agg works on files (--input); generated inputs compute count, sum, min, max and avg of their value"
+    );
+    let list = methods(&args.method)?;
+    check_verify_size(args.common.verify, args.rows)?;
     let pool = build_pool(&args.common, mode)?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("loading input");
-    let (rel, key_kind) = input(&pool, args)?;
+    let rel = input(&pool, args)?;
     check_verify_size(args.common.verify, rel.len() as u64)?;
     let (reports, result) = measure(&pool, &rel, &list, args.common.reps, &spinner)?;
     let verified = args.common.verify && verify(&rel, &result)?;
@@ -166,11 +157,7 @@ pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -
     };
     spinner.finish();
     if let Some(path) = &args.common.out {
-        let mut groups = result.sorted();
-        if key_kind == IntKind::Signed {
-            groups.sort_unstable_by_key(|g| g.key as i64);
-        }
-        write_table(path, &groups_table(&groups, key_kind)?)?;
+        write_table(path, &groups_table(&result.sorted(), IntKind::Unsigned)?)?;
     }
     let seconds = reports
         .iter()

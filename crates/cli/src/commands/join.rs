@@ -3,7 +3,6 @@
 //! the sequential reference with `--verify`).
 
 use anyhow::{bail, ensure, Context, Result};
-use numakit_io::{Column, Table};
 use numakit_ops::join::{
     join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput, JoinResult, JoinRow,
 };
@@ -13,9 +12,10 @@ use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::opcommon::{
-    build_pool, check_verify_size, column_list, generated, key_codes, key_dist, median_phases,
-    read_columns, relation_of, signed_column, throughput_header, write_table, Throughput,
+    build_pool, check_verify_size, column_list, generated, key_dist, median_phases,
+    throughput_header, Throughput,
 };
+use crate::commands::tables;
 use crate::format::table;
 use crate::op_args::JoinArgs;
 use crate::progress::Spinner;
@@ -76,69 +76,39 @@ fn algorithms(
 struct Inputs {
     left: Relation,
     right: Relation,
-    /// File inputs: the columns the result carries, looked up by row id.
-    carried: Option<Carried>,
-}
-
-/// Columns of file inputs that go into a written result.
-struct Carried {
-    /// The left key column(s) and `--left-columns`.
-    left: Vec<Column>,
-    /// `--right-columns`.
-    right: Vec<Column>,
 }
 
 fn inputs(pool: &Pool, args: &JoinArgs) -> Result<Inputs> {
-    let (Some(lpath), Some(rpath)) = (&args.left, &args.right) else {
-        let right_keys = args
-            .right_keys
-            .clone()
-            .unwrap_or_else(|| format!("fk:{}", args.left_rows));
-        let left = generated(
-            pool,
-            args.left_rows,
-            key_dist(&args.left_keys, args.left_rows)?,
-            args.common.seed,
-        )?;
-        let right = generated(
-            pool,
-            args.right_rows,
-            key_dist(&right_keys, args.right_rows)?,
-            args.common.seed.wrapping_add(1),
-        )?;
-        return Ok(Inputs {
-            left,
-            right,
-            carried: None,
-        });
-    };
-    let lcols = column_list(args.left_key.as_deref().unwrap_or(&args.key));
-    let rcols = column_list(args.right_key.as_deref().unwrap_or(&args.key));
-    let lextra = column_list(args.left_columns.as_deref().unwrap_or(""));
-    let rextra = column_list(args.right_columns.as_deref().unwrap_or(""));
-    let ltable = read_columns(lpath, &[lcols.clone(), lextra.clone()].concat())?;
-    let rtable = read_columns(rpath, &[rcols.clone(), rextra.clone()].concat())?;
-    let keys = key_codes(&[(&ltable, &lcols), (&rtable, &rcols)])?;
-    let carried = Carried {
-        left: ltable.columns,
-        right: rtable.columns.into_iter().skip(rcols.len()).collect(),
-    };
-    Ok(Inputs {
-        left: relation_of(pool, &keys[0], |i| i as u64)?,
-        right: relation_of(pool, &keys[1], |i| i as u64)?,
-        carried: Some(carried),
-    })
+    let right_keys = args
+        .right_keys
+        .clone()
+        .unwrap_or_else(|| format!("fk:{}", args.left_rows));
+    let left = generated(
+        pool,
+        args.left_rows,
+        key_dist(&args.left_keys, args.left_rows)?,
+        args.common.seed,
+    )?;
+    let right = generated(
+        pool,
+        args.right_rows,
+        key_dist(&right_keys, args.right_rows)?,
+        args.common.seed.wrapping_add(1),
+    )?;
+    Ok(Inputs { left, right })
 }
 
 pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    if let (Some(left), Some(right)) = (&args.left, &args.right) {
+        let pool = build_pool(&args.common, mode)?;
+        return tables::join::run(&pool, (left, right), args, json, quiet);
+    }
     let kind: JoinKind = args.kind.parse().map_err(anyhow::Error::msg)?;
     let output = output_of(args)?;
-    if args.left.is_none() {
-        check_verify_size(
-            args.common.verify,
-            args.left_rows.saturating_add(args.right_rows),
-        )?;
-    }
+    check_verify_size(
+        args.common.verify,
+        args.left_rows.saturating_add(args.right_rows),
+    )?;
     let pool = build_pool(&args.common, mode)?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("loading inputs");
@@ -187,7 +157,7 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         algorithms,
     };
     if let Some(path) = &args.common.out {
-        write_table(path, &result_table(&result, kind, data.carried.as_ref()))?;
+        write_result(path, &result)?;
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -200,7 +170,7 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
 /// What the join produces: `--output`, or materialized rows when `--out`
 /// asks for a file.
 fn output_of(args: &JoinArgs) -> Result<JoinOutput> {
-    let asked = match args.output.as_str() {
+    let asked = match args.output.as_deref().unwrap_or("count") {
         "count" => JoinOutput::Count,
         "checksum" => JoinOutput::Checksum,
         "materialize" => JoinOutput::Materialize,
@@ -302,54 +272,30 @@ fn verify(data: &Inputs, kind: JoinKind, output: JoinOutput, result: &JoinResult
     Ok(true)
 }
 
-/// Materialized rows as a table. File inputs: the left key and carried
-/// columns, then the right's carried columns (0 where a left outer join
-/// found no match). Generated inputs: key, left payload, right payload.
-/// Left outer joins add `right_matched` (1 or 0) because numakit writes
-/// no nulls.
-fn result_table(result: &JoinResult, kind: JoinKind, carried: Option<&Carried>) -> Table {
-    let rows: Vec<&JoinRow> = result.materialized.iter().flatten().collect();
-    let mut columns = match carried {
-        Some(c) => carried_columns(&rows, c),
-        None => vec![
-            signed_column("key", rows.iter().map(|r| r.key).collect()),
-            signed_column("left_payload", rows.iter().map(|r| r.left).collect()),
-            signed_column(
-                "right_payload",
-                rows.iter().map(|r| r.right.unwrap_or(0)).collect(),
-            ),
-        ],
-    };
-    if kind == JoinKind::LeftOuter {
-        let matched = rows.iter().map(|r| u64::from(r.right.is_some())).collect();
-        columns.push(signed_column("right_matched", matched));
-    }
-    Table { columns }
-}
+/// Materialized rows of generated inputs as a table: key, left payload,
+/// right payload (null where a left outer join found no match).
+fn write_result(path: &std::path::Path, result: &JoinResult) -> Result<()> {
+    use std::sync::Arc;
 
-fn carried_columns(rows: &[&JoinRow], c: &Carried) -> Vec<Column> {
-    let gather = |col: &Column, id: &dyn Fn(&JoinRow) -> Option<u64>, name: String| Column {
-        name,
-        kind: col.kind,
-        values: rows
-            .iter()
-            .map(|r| id(r).map_or(0, |i| col.values[i as usize]))
-            .collect(),
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    let rows: Vec<&JoinRow> = result.materialized.iter().flatten().collect();
+    let column = |f: &dyn Fn(&JoinRow) -> Option<u64>| -> ArrayRef {
+        Arc::new(Int64Array::from_iter(
+            rows.iter().map(|r| f(r).map(|v| v as i64)),
+        ))
     };
-    let mut out: Vec<Column> = c
-        .left
-        .iter()
-        .map(|col| gather(col, &|r| Some(r.left), col.name.clone()))
-        .collect();
-    for col in &c.right {
-        let name = if out.iter().any(|o| o.name == col.name) {
-            format!("right_{}", col.name)
-        } else {
-            col.name.clone()
-        };
-        out.push(gather(col, &|r| r.right, name));
-    }
-    out
+    let batch = RecordBatch::try_from_iter(vec![
+        ("key", column(&|r| Some(r.key))),
+        ("left_payload", column(&|r| Some(r.left))),
+        ("right_payload", column(&|r| r.right)),
+    ])?;
+    numakit_io::write_batches(
+        path,
+        &batch.schema(),
+        &[batch],
+        &numakit_io::WriteOptions::default(),
+    )
+    .with_context(|| format!("writing {}", path.display()))
 }
 
 fn render(r: &JoinReport) -> String {

@@ -22,6 +22,7 @@ pub mod run_probe;
 pub mod shuffle;
 pub mod simulate;
 pub mod sort;
+pub mod tables;
 pub mod topo;
 
 use anyhow::Result;

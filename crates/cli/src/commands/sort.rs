@@ -10,16 +10,17 @@
 use anyhow::{ensure, Context, Result};
 use numakit_io::{Column, IntKind, Table};
 use numakit_ops::datagen::{splitmix64, KeyDist};
-use numakit_ops::sort::{i64_to_ordered_u64, ordered_u64_to_i64, sort, sort_keys, KeyColumn};
+use numakit_ops::sort::{ordered_u64_to_i64, sort, sort_keys, KeyColumn};
 use numakit_ops::{reference, PhaseTime, Relation, Tuple};
 use numakit_placement::PlacementMode;
 use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::opcommon::{
-    build_pool, check_verify_size, generated, key_dist, median_phases, read_columns, relation_of,
-    throughput_header, write_table, Throughput,
+    build_pool, check_verify_size, generated, key_dist, median_phases, throughput_header,
+    write_table, Throughput,
 };
+use crate::commands::tables;
 use crate::format::table;
 use crate::op_args::SortArgs;
 use crate::progress::Spinner;
@@ -48,13 +49,6 @@ struct Input {
     data: Data,
     key_kind: IntKind,
     payload: Option<(String, IntKind)>,
-}
-
-fn to_ordered(v: u64, kind: IntKind) -> u64 {
-    match kind {
-        IntKind::Signed => i64_to_ordered_u64(v as i64),
-        IntKind::Unsigned => v,
-    }
 }
 
 fn from_ordered(v: u64, kind: IntKind) -> u64 {
@@ -87,35 +81,6 @@ fn generated_input(pool: &Pool, args: &SortArgs) -> Result<Input> {
         data,
         key_kind: IntKind::Unsigned,
         payload: (!args.keys_only).then(|| ("row".to_string(), IntKind::Signed)),
-    })
-}
-
-fn file_input(pool: &Pool, args: &SortArgs, path: &std::path::Path) -> Result<Input> {
-    let mut cols = vec![args.key.clone()];
-    cols.extend(args.payload.clone());
-    let t = read_columns(path, &cols)?;
-    let key = t.column(&args.key)?;
-    let kind = key.kind;
-    let Some(name) = &args.payload else {
-        let keys = KeyColumn::from_fn(pool, key.values.len(), |i| to_ordered(key.values[i], kind))?;
-        return Ok(Input {
-            data: Data::Keys(keys),
-            key_kind: kind,
-            payload: None,
-        });
-    };
-    let p = t.column(name)?;
-    let rel = relation_of(pool, &key.values, |i| p.values[i])?;
-    let mut rel = rel;
-    for chunk in rel.chunks_mut() {
-        for t in chunk.tuples.iter_mut() {
-            t.key = to_ordered(t.key, kind);
-        }
-    }
-    Ok(Input {
-        data: Data::Tuples(rel),
-        key_kind: kind,
-        payload: Some((name.clone(), p.kind)),
     })
 }
 
@@ -222,16 +187,15 @@ fn input_rows(data: &Data) -> Vec<Tuple> {
 }
 
 pub fn run(args: &SortArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
-    if args.input.is_none() {
-        check_verify_size(args.common.verify, args.rows)?;
+    if let Some(path) = &args.input {
+        let pool = build_pool(&args.common, mode)?;
+        return tables::sort::run(&pool, path, args, json, quiet);
     }
+    check_verify_size(args.common.verify, args.rows)?;
     let pool = build_pool(&args.common, mode)?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("loading input");
-    let input = match &args.input {
-        Some(path) => file_input(&pool, args, path)?,
-        None => generated_input(&pool, args)?,
-    };
+    let input = generated_input(&pool, args)?;
     check_verify_size(args.common.verify, rows_of(&input.data) as u64)?;
     let mut times = Vec::new();
     let mut phases = Vec::new();

@@ -35,11 +35,14 @@ use numakit_ops::timing::{PhaseTime, PhaseTimer, Progress};
 use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
+use crate::input::Input;
 use crate::keys::{GroupKeys, KeyEncoding};
+use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
 use crate::par::try_per_part;
 use crate::relation::{relation_of, TUPLE_BYTES};
 use crate::table::{Part, Table};
+use crate::RunOptions;
 
 pub use spec::{AggFunc, Aggregate};
 use values::{lane, Lane, LaneKind};
@@ -283,6 +286,57 @@ pub fn run(
         seconds: started.elapsed().as_secs_f64(),
     };
     Ok((report, result))
+}
+
+/// A group-by from its input: what was loaded, every repetition's report,
+/// and the last repetition's result.
+pub struct AggregateOutcome {
+    pub input: Option<LoadStats>,
+    pub runs: Vec<AggregateReport>,
+    pub table: Table,
+    /// Whether the result was checked against the reference.
+    pub verified: bool,
+}
+
+/// Checks the request against the input's schema, reads the columns it
+/// needs, and groups `reps` times (every repetition must agree).
+pub fn aggregate_input(
+    pool: &Pool,
+    input: &Input,
+    request: &AggregateRequest,
+    options: &RunOptions,
+    progress: &dyn Progress,
+) -> Result<AggregateOutcome> {
+    let plan = AggregatePlan::new(request, &input.schema())?;
+    progress.phase("load input");
+    let (table, stats) = input.columns(pool, &plan.read, &request.memory_limit)?;
+    options.check_verify_size(table.rows())?;
+    let mut runs: Vec<AggregateReport> = Vec::new();
+    let mut result = None;
+    for _ in 0..options.reps.max(1) {
+        drop(result.take());
+        let (report, groups) = run(pool, &table, request, progress)?;
+        if let Some(first) = runs.first() {
+            if first.groups != report.groups {
+                return Err(FrameError::InvalidRequest(format!(
+                    "the group-by found {} groups, an earlier repetition {}",
+                    report.groups, first.groups
+                )));
+            }
+        }
+        runs.push(report);
+        result = Some(groups);
+    }
+    let result = result.ok_or_else(|| FrameError::InvalidRequest("nothing ran".into()))?;
+    if options.verify {
+        crate::reference::check_aggregate(&table, request, &result)?;
+    }
+    Ok(AggregateOutcome {
+        input: stats,
+        runs,
+        table: result,
+        verified: options.verify,
+    })
 }
 
 struct Computed {

@@ -1,0 +1,140 @@
+//! `numakit sort --input FILE`: the table layer's sort of a file,
+//! rendered.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use numakit_frame::load::LoadStats;
+use numakit_frame::sort::{sort_input, InputOrder, SortColumn, SortReport, SortRequest};
+use numakit_pool::Pool;
+use serde::Serialize;
+
+use crate::commands::tables::{
+    describe_load, file_input, head, memory_limit, names, phases_line, run_options, write_result,
+    RunFigures,
+};
+use crate::op_args::SortArgs;
+use crate::progress::Spinner;
+
+#[derive(Serialize)]
+struct FileSortReport {
+    input: Option<LoadStats>,
+    rows: u64,
+    #[serde(flatten)]
+    figures: RunFigures,
+    sort: SortReport,
+    verified: bool,
+}
+
+/// The sort key of `--key`, `--descending` and `--nulls`.
+fn sort_columns(args: &SortArgs) -> Result<Vec<SortColumn>> {
+    let nulls_first = match args.nulls.as_str() {
+        "first" => true,
+        "last" => false,
+        other => bail!("--nulls `{other}`: say first or last"),
+    };
+    names(&args.key)
+        .into_iter()
+        .map(|spec| {
+            let (name, descending) = match spec.rsplit_once(':') {
+                Some((name, "desc")) => (name.to_string(), true),
+                Some((name, "asc")) => (name.to_string(), false),
+                Some((_, other)) => bail!("sort key `{spec}`: `{other}` is not asc or desc"),
+                None => (spec.clone(), args.descending),
+            };
+            Ok(SortColumn {
+                name,
+                descending,
+                nulls_first,
+            })
+        })
+        .collect()
+}
+
+fn request(args: &SortArgs) -> Result<SortRequest> {
+    let by = sort_columns(args)?;
+    let columns = match (&args.columns, &args.payload) {
+        (Some(list), _) => Some(names(list)),
+        (None, Some(payload)) => Some(
+            by.iter()
+                .map(|c| c.name.clone())
+                .chain(std::iter::once(payload.clone()))
+                .collect(),
+        ),
+        (None, None) => None,
+    };
+    Ok(SortRequest {
+        by,
+        columns,
+        memory_limit: memory_limit(&args.common)?,
+    })
+}
+
+/// Sorts the file `path` as `args` say, on `pool`.
+pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -> Result<()> {
+    let started = Instant::now();
+    let request = request(args)?;
+    let input = file_input(path, pool.workers())?;
+    let spinner = Spinner::new(quiet || json);
+    spinner.set_prefix("sort");
+    let mut outcome = sort_input(pool, &input, &request, &run_options(&args.common), &spinner)?;
+    spinner.finish();
+    if let Some(out) = &args.common.out {
+        write_result(out, &outcome.table)?;
+    }
+    let times = outcome.runs.iter().map(|r| r.seconds).collect();
+    let last = outcome
+        .runs
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("no sort ran"))?;
+    let report = FileSortReport {
+        rows: last.rows,
+        figures: RunFigures::new(
+            times,
+            started,
+            &request.memory_limit,
+            Some(&outcome.table),
+            args.common.out.as_deref(),
+        ),
+        input: outcome.input,
+        sort: last,
+        verified: outcome.verified,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    let order = match report.sort.input_order {
+        InputOrder::Sorted => "the input was already in order: not sorted again",
+        InputOrder::Reversed => "the input was in reverse order: reversed, not sorted",
+        InputOrder::Unsorted => "sorted",
+    };
+    let keys: Vec<String> = request
+        .by
+        .iter()
+        .map(|c| format!("{}{}", c.name, if c.descending { " desc" } else { "" }))
+        .collect();
+    println!(
+        "sort of {} by {} (nulls {}): {}\nkeys: {}\n{}\n{}",
+        describe_load(&report.input, &path.display().to_string()),
+        keys.join(", "),
+        if args.nulls == "first" {
+            "first"
+        } else {
+            "last"
+        },
+        order,
+        report.sort.key_encoding.describe(),
+        phases_line(&[("input", &report.input)], &report.sort.phases),
+        report.figures.line()
+    );
+    if report.verified {
+        println!("verified against the sequential reference");
+    }
+    match &args.common.out {
+        None => println!("\n{}", head(&outcome.table, args.common.show)?),
+        Some(out) => println!("\n{} rows written to {}", report.rows, out.display()),
+    }
+    Ok(())
+}
