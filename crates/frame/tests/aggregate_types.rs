@@ -614,3 +614,18 @@ fn keys_at_the_integer_limits_and_skew() {
         }
     }
 }
+
+/// Bug: a Decimal128(38) group-by key holding both +-(10^38 - 1) spans
+/// more than i128 holds; `keys::column_codes` computes `hi - lo` without
+/// checking (panic in debug, wrapped codes in release).
+#[test]
+#[ignore = "bug: Decimal128(38) group-by keys at both limits overflow `hi - lo` in keys/mod.rs column_codes (panic)"]
+fn decimal38_keys_at_both_limits_can_be_grouped() {
+    use v::*;
+    let pool = pool(1);
+    let p38 = 10i128.pow(38) - 1;
+    let dec = arc(arrow_array::Decimal128Array::from(vec![p38, -p38, p38]).with_precision_and_scale(38, 0).unwrap());
+    let input = table("t", vec![("k", dec)], Layout::ONE, 1);
+    let (_, result) = checked(&pool, &input, &request(&["k"], vec![Aggregate::count_rows()], None)).unwrap();
+    assert_same_rows(all(&result), vec![vec![i(p38), i(2)], vec![i(-p38), i(1)]]);
+}
