@@ -67,7 +67,10 @@ fn expect(input: &Table, request: &AggregateRequest) -> Expect {
         }
         let name = a.column.as_deref().unwrap();
         let c = input.column_index(name).unwrap();
-        let data_type = input.schema().field(c).data_type().clone();
+        let data_type = match input.schema().field(c).data_type() {
+            DataType::Dictionary(_, values) => values.as_ref().clone(),
+            other => other.clone(),
+        };
         let values = column(input, name);
         let mut sums: HashMap<&Vec<Value>, Option<i128>> = HashMap::new();
         for (key, value) in keys.iter().zip(&values) {
@@ -132,11 +135,7 @@ fn checked(pool: &Pool, input: &Table, request: &AggregateRequest) -> Option<(ag
 
 /// The aggregates a column of `t` allows.
 fn allowed(t: KeyType) -> Vec<AggFunc> {
-    let numeric = !t.is_bytes()
-        && !matches!(
-            t,
-            KeyType::Date32 | KeyType::Date64 | KeyType::TsSecond | KeyType::TsMicro | KeyType::TsMilliUtc | KeyType::Boolean
-        );
+    let numeric = t.is_numeric();
     let mut funcs = vec![AggFunc::Count, AggFunc::Min, AggFunc::Max];
     if numeric {
         funcs.extend([AggFunc::Sum, AggFunc::Avg]);
@@ -238,7 +237,12 @@ fn any_keys_and_values_agree_with_the_reference() {
 }
 
 /// Value columns the one-value path takes (64-bit integer lanes).
-const ONE_VALUE_TYPES: [KeyType; 9] = [
+const ONE_VALUE_TYPES: [KeyType; 14] = [
+    KeyType::Dec32,
+    KeyType::Dec64,
+    KeyType::Time32Ms,
+    KeyType::DurationMs,
+    KeyType::DictInt64,
     KeyType::Int8,
     KeyType::Int32,
     KeyType::Int64,

@@ -88,9 +88,24 @@ pub enum KeyType {
     /// Timestamp(Millisecond, Some("UTC")).
     TsMilliUtc,
     Boolean,
+    /// Decimal32(9, 2).
+    Dec32,
+    /// Decimal64(18, 3).
+    Dec64,
+    /// Time32(Millisecond).
+    Time32Ms,
+    /// Time64(Microsecond).
+    Time64Us,
+    /// Duration(Millisecond).
+    DurationMs,
+    BinaryView,
+    /// FixedSizeBinary(3).
+    Fixed3,
+    /// Dictionary(Int16, Int64).
+    DictInt64,
 }
 
-pub const ALL_KEY_TYPES: [KeyType; 25] = [
+pub const ALL_KEY_TYPES: [KeyType; 33] = [
     KeyType::Int8,
     KeyType::Int16,
     KeyType::Int32,
@@ -116,10 +131,18 @@ pub const ALL_KEY_TYPES: [KeyType; 25] = [
     KeyType::TsMicro,
     KeyType::TsMilliUtc,
     KeyType::Boolean,
+    KeyType::Dec32,
+    KeyType::Dec64,
+    KeyType::Time32Ms,
+    KeyType::Time64Us,
+    KeyType::DurationMs,
+    KeyType::BinaryView,
+    KeyType::Fixed3,
+    KeyType::DictInt64,
 ];
 
 /// Pairs of different types that can be compared in a join (left, right).
-pub const CROSS_PAIRS: [(KeyType, KeyType); 12] = [
+pub const CROSS_PAIRS: [(KeyType, KeyType); 17] = [
     (KeyType::Int32, KeyType::Int64),
     (KeyType::Int64, KeyType::UInt64),
     (KeyType::UInt64, KeyType::Int64),
@@ -132,6 +155,11 @@ pub const CROSS_PAIRS: [(KeyType, KeyType); 12] = [
     (KeyType::Date32, KeyType::Date64),
     (KeyType::TsSecond, KeyType::TsMicro),
     (KeyType::Float32, KeyType::Float64),
+    (KeyType::Dec32, KeyType::Dec64),
+    (KeyType::Dec64, KeyType::Int32),
+    (KeyType::Time32Ms, KeyType::Time64Us),
+    (KeyType::Binary, KeyType::BinaryView),
+    (KeyType::DictInt64, KeyType::Int64),
 ];
 
 const P38: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
@@ -189,6 +217,30 @@ impl KeyType {
         self.array(&[]).data_type().clone()
     }
 
+    /// Whether SUM and AVG apply (integers, decimals, floats).
+    pub fn is_numeric(self) -> bool {
+        matches!(
+            self,
+            KeyType::Int8
+                | KeyType::Int16
+                | KeyType::Int32
+                | KeyType::Int64
+                | KeyType::UInt8
+                | KeyType::UInt16
+                | KeyType::UInt32
+                | KeyType::UInt64
+                | KeyType::Dec38
+                | KeyType::Dec38s10
+                | KeyType::Dec10s1
+                | KeyType::Dec12s2
+                | KeyType::Dec32
+                | KeyType::Dec64
+                | KeyType::Float32
+                | KeyType::Float64
+                | KeyType::DictInt64
+        )
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, KeyType::Float32 | KeyType::Float64)
     }
@@ -201,6 +253,8 @@ impl KeyType {
                 | KeyType::Utf8View
                 | KeyType::DictUtf8
                 | KeyType::Binary
+                | KeyType::BinaryView
+                | KeyType::Fixed3
         )
     }
 
@@ -340,13 +394,109 @@ impl KeyType {
                     .expect("dictionary"),
                 )
             }
-            KeyType::Binary => {
+            KeyType::Binary | KeyType::BinaryView => {
                 let domain = binary_domain();
                 let values: Vec<Option<&[u8]>> = cells
                     .iter()
                     .map(|c| c.map(|i| domain[i as usize % 8].as_slice()))
                     .collect();
-                Arc::new(BinaryArray::from_opt_vec(values))
+                if self == KeyType::Binary {
+                    Arc::new(BinaryArray::from_opt_vec(values))
+                } else {
+                    Arc::new(BinaryViewArray::from(values))
+                }
+            }
+            KeyType::Fixed3 => {
+                let domain: [[u8; 3]; 8] = [
+                    [0, 0, 0],
+                    [0, 0, 1],
+                    [0, 1, 0],
+                    [1, 0, 0],
+                    *b"abc",
+                    [0x7F, 0, 0],
+                    [0xFF, 0xFE, 0],
+                    [0xFF, 0xFF, 0xFF],
+                ];
+                let values = pick(&domain, cells);
+                Arc::new(
+                    FixedSizeBinaryArray::try_from_sparse_iter_with_size(
+                        values.iter().map(|v| v.as_ref().map(|b| b.as_slice())),
+                        3,
+                    )
+                    .expect("fixed-size binary"),
+                )
+            }
+            KeyType::Dec32 => Arc::new(
+                Decimal32Array::from(pick(
+                    &[-999_999_999, -150, -1, 0, 1, 150, 1000, 999_999_999],
+                    cells,
+                ))
+                .with_precision_and_scale(9, 2)
+                .expect("decimal32"),
+            ),
+            KeyType::Dec64 => Arc::new(
+                Decimal64Array::from(pick(
+                    &[
+                        -999_999_999_999_999_999,
+                        -1500,
+                        -10,
+                        0,
+                        10,
+                        1500,
+                        10_000,
+                        999_999_999_999_999_999,
+                    ],
+                    cells,
+                ))
+                .with_precision_and_scale(18, 3)
+                .expect("decimal64"),
+            ),
+            KeyType::Time32Ms => Arc::new(Time32MillisecondArray::from(pick(
+                &[0, 1, 999, 1000, 60_000, 3_600_000, 86_399_998, 86_399_999],
+                cells,
+            ))),
+            KeyType::Time64Us => Arc::new(Time64MicrosecondArray::from(pick(
+                &[
+                    0,
+                    1,
+                    1000,
+                    999_000,
+                    1_000_000,
+                    60_000_000,
+                    86_399_999_000,
+                    86_399_999_999,
+                ],
+                cells,
+            ))),
+            KeyType::DurationMs => Arc::new(DurationMillisecondArray::from(pick(
+                &[i64::MIN, -1, 0, 1, 1000, 86_400_000, i64::MAX - 1, i64::MAX],
+                cells,
+            ))),
+            KeyType::DictInt64 => {
+                // Values: the Int64 domain in another order, a duplicate
+                // of 0 and a null value.
+                let domain = [i64::MAX, 0, i64::MIN, 42, -1, 1, i64::MIN + 1, i64::MAX - 1];
+                let mut values: Vec<Option<i64>> = domain.iter().copied().map(Some).collect();
+                values.push(Some(0));
+                values.push(None);
+                let sorted = [2usize, 6, 4, 1, 5, 3, 7, 0];
+                let keys: Vec<Option<i16>> = cells
+                    .iter()
+                    .enumerate()
+                    .map(|(row, c)| match (c, row % 2) {
+                        (Some(3), 1) => Some(8),
+                        (Some(i), _) => Some(sorted[*i as usize % 8] as i16),
+                        (None, 1) => Some(9),
+                        (None, _) => None,
+                    })
+                    .collect();
+                Arc::new(
+                    DictionaryArray::<arrow_array::types::Int16Type>::try_new(
+                        Int16Array::from(keys),
+                        Arc::new(Int64Array::from(values)),
+                    )
+                    .expect("dictionary"),
+                )
             }
             KeyType::Date32 => Arc::new(Date32Array::from(pick(
                 &[i32::MIN, -719_528, -1, 0, 1, 19_000, 2_932_896, i32::MAX],
