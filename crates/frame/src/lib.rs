@@ -29,6 +29,7 @@ pub mod memory;
 mod par;
 pub mod reference;
 mod relation;
+pub mod sample;
 pub mod sort;
 pub mod table;
 #[cfg(test)]

@@ -27,8 +27,55 @@ pub struct OperatorSummary {
     pub aggregate_seconds: f64,
     pub sort_rows: usize,
     pub sort_seconds: f64,
+    /// The table layer on a table with a string key and nulls.
+    pub tables: TableSummary,
     /// Every result equals the sequential reference.
     pub verified: bool,
+}
+
+/// The table layer's part: a group-by and a join of a generated sales
+/// table whose key is a string with nulls.
+#[derive(Serialize)]
+pub struct TableSummary {
+    pub rows: usize,
+    pub groups: u64,
+    pub group_key_encoding: String,
+    pub group_seconds: f64,
+    pub join_rows: u64,
+    pub join_algorithm: String,
+    pub join_seconds: f64,
+}
+
+/// Groups sales by city (count, sum and average of a decimal amount, the
+/// first day) and joins them with the cities (left outer), checking both
+/// against the plain reference.
+fn tables(pool: &Pool, rows: usize) -> Result<TableSummary> {
+    use numakit_frame::aggregate::{self as group, Aggregate, AggregateRequest};
+    use numakit_frame::join::{self as table_join, JoinRequest};
+    use numakit_frame::{reference, sample, MemoryLimit};
+    let sales = sample::sales(rows, 11, pool.workers())?;
+    let request = AggregateRequest {
+        keys: vec!["city".into()],
+        aggregates: Aggregate::parse_list("count,sum:amount,avg:amount,min:day")?,
+        method: None,
+        memory_limit: MemoryLimit::default(),
+    };
+    let (report, groups) = group::run(pool, &sales, &request, &Silent)?;
+    reference::check_aggregate(&sales, &request, &groups)?;
+    let cities = sample::cities(pool.workers())?;
+    let mut join_request = JoinRequest::on(&["city"]);
+    join_request.kind = JoinKind::LeftOuter;
+    let (joined, result) = table_join::run(pool, &sales, &cities, &join_request, &Silent)?;
+    reference::check_join(&sales, &cities, &join_request, result.as_ref(), joined.rows)?;
+    Ok(TableSummary {
+        rows,
+        groups: report.groups,
+        group_key_encoding: report.key_encoding.describe(),
+        group_seconds: report.seconds,
+        join_rows: joined.rows,
+        join_algorithm: joined.algorithm.name().to_string(),
+        join_seconds: joined.seconds,
+    })
 }
 
 fn gen(pool: &Pool, rows: u64, keys: KeyDist, seed: u64) -> Result<Relation> {
@@ -87,7 +134,9 @@ pub fn operators(pool: &Pool, s_rows: u64) -> Result<OperatorSummary> {
         out.windows(2).all(|w| w[0].key <= w[1].key) && got == reference::sort(&s.to_vec()),
         "the sort disagrees with the reference"
     );
+    let tables = tables(pool, s_rows as usize / 4)?;
     Ok(OperatorSummary {
+        tables,
         join_rows: (r.len(), s.len()),
         joins,
         aggregate_rows: a.len(),
@@ -135,6 +184,15 @@ pub fn lines(o: &OperatorSummary) -> Vec<String> {
             o.sort_seconds,
             rate(o.sort_rows as f64 / o.sort_seconds)
         ),
-        "   (numakit join, numakit aggregate, numakit sort)".into(),
+        format!(
+            "   table layer: sales ({} rows, key a string with nulls) grouped by city into {} groups (count, decimal sum and avg, min date) {:.3} s; left join with the cities on the string key: {} rows, {} {:.3} s",
+            o.tables.rows,
+            o.tables.groups,
+            o.tables.group_seconds,
+            o.tables.join_rows,
+            o.tables.join_algorithm,
+            o.tables.join_seconds
+        ),
+        "   (numakit join, numakit aggregate, numakit sort; --input/--left/--right for files of any column type)".into(),
     ]
 }

@@ -16,6 +16,7 @@
 //! MAX. The report says which path ran and why. Result rows come in no
 //! particular order.
 
+mod estimate;
 pub mod output;
 pub mod spec;
 pub(crate) mod values;
@@ -252,21 +253,43 @@ pub fn run(
         && lanes
             .iter()
             .all(|l| l.kind == LaneKind::Int && l.parts.iter().all(|p| !p.has_nulls()));
-    let computed = if one_value {
+    let estimated = estimate::estimate_groups(&keys);
+    let per_group = 64 + 24 * specs.iter().flatten().count() as u64;
+    let budget = numakit_ops::aggregate::choose::cache_budget(pool).per_worker_bytes();
+    let kernels = match request.method {
+        Some(m) if m != AggMethod::Auto => {
+            if !one_value && m != AggMethod::Local {
+                return Err(FrameError::InvalidRequest(format!(
+                    "--method {} works on one integer value column without nulls; this group-by \
+                     has {} value column(s) of other kinds, which only the local method handles",
+                    m.name(),
+                    lanes.len()
+                )));
+            }
+            one_value
+        }
+        _ => one_value && estimated.saturating_mul(per_group) > budget,
+    };
+    let computed = if kernels {
         one_value_path(pool, table, &keys, lanes.first(), &specs, request, progress)?
     } else {
-        if let Some(m) = request
-            .method
-            .filter(|&m| m != AggMethod::Auto && m != AggMethod::Local)
-        {
-            return Err(FrameError::InvalidRequest(format!(
-                "--method {} works on one integer value column without nulls; this group-by \
-                 has {} value column(s) of other kinds, which only the local method handles",
-                m.name(),
-                lanes.len()
-            )));
+        let mut computed = columns_path(pool, table, &keys, &lanes, &specs, progress)?;
+        computed.estimated_groups = Some(estimated);
+        if one_value {
+            computed.reason = format!(
+                "~{estimated} groups (sampled): per-worker tables of about {} fit the cache \
+                 budget of {} per worker, so every worker aggregates its own parts in place and \
+                 the tables merge (no rows move), groups {}",
+                crate::memory::human_bytes(estimated.saturating_mul(per_group)),
+                crate::memory::human_bytes(budget),
+                if computed.direct == Some(true) {
+                    "indexed directly by their codes"
+                } else {
+                    "in hash tables"
+                }
+            );
         }
-        columns_path(pool, table, &keys, &lanes, &specs, progress)?
+        computed
     };
     phases.extend(computed.phases);
     let mut timer = PhaseTimer::new(progress);
@@ -358,12 +381,19 @@ fn one_value_path(
     request: &AggregateRequest,
     progress: &dyn Progress,
 ) -> Result<Computed> {
-    let value = |p: usize, r: usize| -> i64 {
-        match lane.map(|l| l.parts[p].column(l.kind).values) {
-            Some(Values::I64(v)) => v[r],
-            _ => 0,
-        }
+    let slices: Vec<&[i64]> = match lane {
+        Some(l) => l
+            .parts
+            .iter()
+            .map(|p| match p.column(l.kind).values {
+                Values::I64(v) => v,
+                _ => &[],
+            })
+            .collect(),
+        None => Vec::new(),
     };
+    let value =
+        |p: usize, r: usize| -> i64 { slices.get(p).and_then(|v| v.get(r)).copied().unwrap_or(0) };
     request
         .memory_limit
         .check("the group-by's tuples", table.rows() as u64 * TUPLE_BYTES)?;

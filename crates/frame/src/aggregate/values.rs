@@ -263,7 +263,7 @@ pub(crate) fn lane(pool: &Pool, table: &Table, column: usize, needs_values: bool
                 let own_bits = bitmap_without(codes.len(), &invalid);
                 PartLane {
                     data: p.batch.column(column).to_data(),
-                    owned: Owned::I64(codes.into_iter().map(|c| c as i64).collect()),
+                    owned: Owned::I64(codes.iter().map(|&c| c as i64).collect()),
                     nulls: None,
                     own_bits,
                 }

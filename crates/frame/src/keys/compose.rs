@@ -182,7 +182,7 @@ pub(crate) fn pack(
                 }
                 codes.push(code);
             }
-            PartCodes { codes, invalid }
+            PartCodes::new(codes, invalid)
         },
     )
 }
@@ -228,7 +228,7 @@ mod tests {
 
     fn column(codes: Vec<u64>, invalid: Vec<u32>, span: u64) -> ColumnCodes {
         ColumnCodes {
-            parts: vec![PartCodes { codes, invalid }],
+            parts: vec![PartCodes::new(codes, invalid)],
             span,
             meaning: Meaning::Offset {
                 lo: 0,

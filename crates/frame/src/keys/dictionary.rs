@@ -2,26 +2,28 @@
 //! their byte form), built in parallel: every distinct key gets a dense
 //! code, equal keys the same code, different keys different codes.
 //!
-//! The build has three steps, each on all workers:
-//! 1. *scatter*: every worker hashes the keys of its own parts and appends
-//!    (hash, row) to one of `P` hash partitions (P a power of two, several
-//!    per worker), remembering each row's partition;
-//! 2. *insert*: workers take partitions one at a time and insert their rows
-//!    into that partition's open-addressing table, in producer order. A
-//!    slot holds the upper half of the key's hash and the index of the
-//!    entry; when the halves match, the *real keys* are compared, so a hash
-//!    collision only costs a comparison and never merges two keys. Each
-//!    row's entry index is recorded next to it;
-//! 3. *codes*: partition p's entries get the codes `offset[p]..`, and each
-//!    worker walks its parts' rows in order, reading each row's code from
-//!    its partition's list with one cursor per partition (the rows of one
-//!    worker appear in a partition in row order), so no random writes.
+//! The build reads every row once, in order, on the worker that owns it:
+//! 1. *local*: each worker codes the keys of its own parts with a
+//!    dictionary of its own (a hash table whose distinct keys are copied
+//!    into an arena of the table's, so a match is confirmed against memory
+//!    the table owns), and sorts its distinct keys into hash partitions;
+//! 2. *merge*: workers take partitions one at a time and insert every
+//!    worker's distinct keys of that partition into the partition's global
+//!    table, which numbers them; partition p's keys get the codes
+//!    `offset[p]..`. Only distinct keys move, so few distinct keys cost
+//!    almost nothing beyond step 1;
+//! 3. *codes*: each worker turns its rows' local numbers into global codes
+//!    through a small map.
 //!
-//! The same partitions serve lookups: [`Dictionary::lookup`] codes the keys
-//! of another table (the probe side of a join) without inserting; keys the
+//! In every table a slot holds the upper half of the key's 64-bit hash and
+//! the index of the entry; when the halves match, the full hashes and then
+//! the *real keys* are compared, so a hash collision only costs a
+//! comparison and never merges two keys.
+//!
+//! [`Dictionary::lookup`] codes the keys of another table (the probe side
+//! of a join) the same way but inserts nothing globally: keys the
 //! dictionary lacks get no code. [`Dictionary::ranks`] gives every code its
 //! rank in byte order (order-preserving codes for sorts and MIN/MAX).
-//!
 //! Rows whose key is `None` (nulls, out-of-range values) get no code and
 //! are listed as invalid. This module does not know Arrow types: a
 //! [`ByteKeys`] says what a row's key is.
@@ -36,7 +38,7 @@ use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
 use crate::keys::PartCodes;
-use crate::table::{part_of, row_of, row_ref, RowRef};
+use crate::table::{row_ref, RowRef};
 
 /// The byte key of every row of some parts.
 pub(crate) trait ByteKeys: Sync {
@@ -50,36 +52,44 @@ pub(crate) trait ByteKeys: Sync {
     fn key(&self, part: usize, row: usize) -> Option<&[u8]>;
 }
 
-/// The key of a row reference.
-#[inline]
-fn key_of(keys: &dyn ByteKeys, r: RowRef) -> Option<&[u8]> {
-    keys.key(part_of(r), row_of(r))
-}
-
-/// A dictionary entry: a key's full hash and a row that holds it.
+/// A dictionary entry: a key's full hash, where its bytes are in the
+/// table's arena, and a row that holds it.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     hash: u64,
+    start: usize,
+    len: usize,
     representative: RowRef,
 }
 
-/// One hash partition's table.
+/// One hash table of distinct keys, with the keys' bytes in an arena.
 #[derive(Debug, Default)]
-struct PartitionTable {
+struct KeyTable {
     /// 0 when empty; else the hash's upper half and (entry index + 1).
     slots: Vec<u64>,
     entries: Vec<Entry>,
+    arena: Vec<u8>,
 }
 
 const TAG_MASK: u64 = 0xFFFF_FFFF_0000_0000;
 
-impl PartitionTable {
+impl KeyTable {
     fn with_capacity(keys: usize) -> Self {
         let slots = (keys.max(8) * 2).next_power_of_two();
-        PartitionTable {
+        KeyTable {
             slots: vec![0; slots],
             entries: Vec::new(),
+            arena: Vec::new(),
         }
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn key(&self, index: usize) -> &[u8] {
+        let e = &self.entries[index];
+        &self.arena[e.start..e.start + e.len]
     }
 
     fn grow(&mut self) {
@@ -95,10 +105,10 @@ impl PartitionTable {
         self.slots = slots;
     }
 
-    /// The entry of the key `key` (with `hash`), if present; `same(rep)`
-    /// tells whether the row `rep` holds the same key.
+    /// The entry of `key` (with `hash`) if present, else the free slot
+    /// where it would go.
     #[inline]
-    fn find(&self, hash: u64, same: impl Fn(RowRef) -> bool) -> Result<u32, usize> {
+    fn find(&self, hash: u64, key: &[u8]) -> Result<u32, usize> {
         let mask = self.slots.len() - 1;
         let mut at = (hash as usize) & mask;
         loop {
@@ -109,7 +119,7 @@ impl PartitionTable {
             if slot & TAG_MASK == hash & TAG_MASK {
                 let index = (slot & !TAG_MASK) as usize - 1;
                 let e = self.entries[index];
-                if e.hash == hash && same(e.representative) {
+                if e.hash == hash && &self.arena[e.start..e.start + e.len] == key {
                     return Ok(index as u32);
                 }
             }
@@ -117,18 +127,20 @@ impl PartitionTable {
         }
     }
 
-    /// The entry of the key at row `r`, inserted if new.
+    /// The entry of `key`, inserted (with `representative`) if new.
     #[inline]
-    fn insert(&mut self, hash: u64, r: RowRef, keys: &dyn ByteKeys) -> u32 {
-        let key = key_of(keys, r);
-        match self.find(hash, |rep| key_of(keys, rep) == key) {
+    fn insert(&mut self, hash: u64, key: &[u8], representative: RowRef) -> u32 {
+        match self.find(hash, key) {
             Ok(index) => index,
             Err(at) => {
                 let index = self.entries.len();
                 self.entries.push(Entry {
                     hash,
-                    representative: r,
+                    start: self.arena.len(),
+                    len: key.len(),
+                    representative,
                 });
+                self.arena.extend_from_slice(key);
                 self.slots[at] = (hash & TAG_MASK) | (index as u64 + 1);
                 if self.entries.len() * 2 > self.slots.len() {
                     self.grow();
@@ -139,30 +151,28 @@ impl PartitionTable {
     }
 }
 
-/// Where a worker's rows went in step 1.
-struct Scattered {
-    /// Per partition, the worker's (hash, row) pairs in row order.
-    buckets: Vec<Vec<(u64, RowRef)>>,
-    /// Per part of the worker (in part order), each row's partition, or
-    /// `NO_KEY` for rows without a key.
-    partition_of_row: Vec<(usize, Vec<u16>)>,
+/// A row without a key, or a local key not in the dictionary.
+const NONE: u32 = u32::MAX;
+
+/// One worker's own dictionary of the keys of its parts.
+struct Local {
+    table: KeyTable,
+    /// Per part of the worker: each row's local number, or [`NONE`].
+    rows: Vec<(usize, Vec<u32>)>,
+    /// The local numbers of each hash partition.
+    by_partition: Vec<Vec<u32>>,
 }
 
-const NO_KEY: u16 = u16::MAX;
-/// An entry index meaning "not in the dictionary" (lookups).
-const ABSENT: u32 = u32::MAX;
-
 /// A built dictionary.
-pub(crate) struct Dictionary<'k> {
-    keys: &'k dyn ByteKeys,
+pub(crate) struct Dictionary {
     seed: u64,
     bits: u32,
-    tables: Vec<PartitionTable>,
+    tables: Vec<KeyTable>,
     /// The first code of each partition.
     offsets: Vec<u64>,
 }
 
-impl std::fmt::Debug for Dictionary<'_> {
+impl std::fmt::Debug for Dictionary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Dictionary")
             .field("len", &self.len())
@@ -170,13 +180,15 @@ impl std::fmt::Debug for Dictionary<'_> {
     }
 }
 
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
 fn partition_bits(workers: usize) -> u32 {
     ((workers * 8).next_power_of_two().trailing_zeros()).min(12)
 }
 
 #[inline]
 fn hash_of(seed: u64, key: &[u8]) -> u64 {
-    foldhash::fast::FixedState::with_seed(seed).hash_one(key)
+    foldhash::quality::FixedState::with_seed(seed).hash_one(key)
 }
 
 #[inline]
@@ -188,31 +200,28 @@ fn partition_of(hash: u64, bits: u32) -> usize {
     }
 }
 
-/// Step 1 for the parts of every worker.
-fn scatter(pool: &Pool, keys: &dyn ByteKeys, seed: u64, bits: u32) -> Result<Vec<Scattered>> {
-    let partitions = 1usize << bits;
+/// Step 1 on every worker.
+fn local_dictionaries(pool: &Pool, keys: &dyn ByteKeys, bits: u32) -> Result<Vec<Local>> {
     Ok(pool.broadcast(|ctx| {
-        let mut buckets: Vec<Vec<(u64, RowRef)>> = vec![Vec::new(); partitions];
-        let mut partition_of_row = Vec::new();
+        let mut table = KeyTable::with_capacity(1024);
+        let mut rows = Vec::new();
         for part in (0..keys.parts()).filter(|&p| keys.worker(p) == ctx.index) {
-            let rows = keys.rows(part);
-            let mut of_row = Vec::with_capacity(rows);
-            for row in 0..rows {
-                match keys.key(part, row) {
-                    Some(key) => {
-                        let hash = hash_of(seed, key);
-                        let p = partition_of(hash, bits);
-                        buckets[p].push((hash, row_ref(part, row)));
-                        of_row.push(p as u16);
-                    }
-                    None => of_row.push(NO_KEY),
-                }
-            }
-            partition_of_row.push((part, of_row));
+            let numbers = (0..keys.rows(part))
+                .map(|row| match keys.key(part, row) {
+                    Some(key) => table.insert(hash_of(SEED, key), key, row_ref(part, row)),
+                    None => NONE,
+                })
+                .collect();
+            rows.push((part, numbers));
         }
-        Scattered {
-            buckets,
-            partition_of_row,
+        let mut by_partition = vec![Vec::new(); 1 << bits];
+        for (i, e) in table.entries.iter().enumerate() {
+            by_partition[partition_of(e.hash, bits)].push(i as u32);
+        }
+        Local {
+            table,
+            rows,
+            by_partition,
         }
     })?)
 }
@@ -247,84 +256,90 @@ where
         .collect()
 }
 
-/// Step 3: each worker turns its rows' partitions and the per-(partition,
-/// producer) entry indices into codes, in row order.
-fn codes_in_row_order(
+/// Step 3: every worker's rows as codes. `numbers[p][w]` gives the
+/// partition-p number (or [`NONE`]) of each of worker w's local keys in
+/// partition p, in `by_partition` order.
+fn codes_of_rows(
     pool: &Pool,
-    keys: &dyn ByteKeys,
-    scattered: &[Scattered],
-    indices: &[Vec<Vec<u32>>],
+    parts: usize,
+    locals: &[Local],
+    numbers: &[Vec<Vec<u32>>],
     offsets: &[u64],
 ) -> Result<Vec<PartCodes>> {
     let per_worker = pool.broadcast(|ctx| {
-        let mine = &scattered[ctx.index];
-        let mut cursor = vec![0usize; indices.len()];
-        let mut out = Vec::with_capacity(mine.partition_of_row.len());
-        for (part, of_row) in &mine.partition_of_row {
-            let mut codes = Vec::with_capacity(of_row.len());
-            let mut invalid = Vec::new();
-            for (row, &p) in of_row.iter().enumerate() {
-                if p == NO_KEY {
-                    codes.push(0);
-                    invalid.push(row as u32);
-                    continue;
-                }
-                let p = p as usize;
-                let index = indices[p][ctx.index][cursor[p]];
-                cursor[p] += 1;
-                if index == ABSENT {
-                    codes.push(0);
-                    invalid.push(row as u32);
-                } else {
-                    codes.push(offsets[p] + u64::from(index));
+        let local = &locals[ctx.index];
+        let mut map = vec![u64::MAX; local.table.len()];
+        for (p, members) in local.by_partition.iter().enumerate() {
+            for (&i, &n) in members.iter().zip(&numbers[p][ctx.index]) {
+                if n != NONE {
+                    map[i as usize] = offsets[p] + u64::from(n);
                 }
             }
-            out.push((*part, PartCodes { codes, invalid }));
         }
-        out
+        local
+            .rows
+            .iter()
+            .map(|(part, rows)| {
+                let mut codes = Vec::with_capacity(rows.len());
+                let mut invalid = Vec::new();
+                for (row, &n) in rows.iter().enumerate() {
+                    let code = if n == NONE { u64::MAX } else { map[n as usize] };
+                    if code == u64::MAX {
+                        codes.push(0);
+                        invalid.push(row as u32);
+                    } else {
+                        codes.push(code);
+                    }
+                }
+                (*part, PartCodes::new(codes, invalid))
+            })
+            .collect::<Vec<_>>()
     })?;
-    let mut parts: Vec<Option<PartCodes>> = (0..keys.parts()).map(|_| None).collect();
+    let mut out: Vec<Option<PartCodes>> = (0..parts).map(|_| None).collect();
     for (part, codes) in per_worker.into_iter().flatten() {
-        parts[part] = Some(codes);
+        out[part] = Some(codes);
     }
-    parts
-        .into_iter()
+    out.into_iter()
         .map(|p| p.ok_or_else(|| FrameError::InvalidRequest("a part was not coded".into())))
         .collect()
 }
 
-impl<'k> Dictionary<'k> {
+impl Dictionary {
     /// Builds the dictionary of `keys` and codes every row.
-    pub(crate) fn build(pool: &Pool, keys: &'k dyn ByteKeys) -> Result<(Self, Vec<PartCodes>)> {
-        let seed = 0x51_7c_c1_b7_27_22_0a_95;
+    pub(crate) fn build(pool: &Pool, keys: &dyn ByteKeys) -> Result<(Self, Vec<PartCodes>)> {
         let bits = partition_bits(pool.workers());
-        let partitions = 1usize << bits;
-        let scattered = scatter(pool, keys, seed, bits)?;
-        let built = per_partition(pool, partitions, |p| {
-            let rows: usize = scattered.iter().map(|s| s.buckets[p].len()).sum();
-            let mut table = PartitionTable::with_capacity(rows / 4);
-            let indices: Vec<Vec<u32>> = scattered
+        let locals = local_dictionaries(pool, keys, bits)?;
+        let built = per_partition(pool, 1 << bits, |p| {
+            let expected = locals
                 .iter()
-                .map(|s| {
-                    s.buckets[p]
+                .map(|l| l.by_partition[p].len())
+                .max()
+                .unwrap_or(0);
+            let mut table = KeyTable::with_capacity(expected);
+            let numbers: Vec<Vec<u32>> = locals
+                .iter()
+                .map(|l| {
+                    l.by_partition[p]
                         .iter()
-                        .map(|&(hash, r)| table.insert(hash, r, keys))
+                        .map(|&i| {
+                            let e = l.table.entries[i as usize];
+                            table.insert(e.hash, l.table.key(i as usize), e.representative)
+                        })
                         .collect()
                 })
                 .collect();
-            (table, indices)
+            (table, numbers)
         })?;
-        let (tables, indices): (Vec<_>, Vec<_>) = built.into_iter().unzip();
-        let mut offsets = Vec::with_capacity(partitions);
+        let (tables, numbers): (Vec<_>, Vec<_>) = built.into_iter().unzip();
+        let mut offsets = Vec::with_capacity(tables.len());
         let mut next = 0u64;
         for t in &tables {
             offsets.push(next);
-            next += t.entries.len() as u64;
+            next += t.len() as u64;
         }
-        let codes = codes_in_row_order(pool, keys, &scattered, &indices, &offsets)?;
+        let codes = codes_of_rows(pool, keys.parts(), &locals, &numbers, &offsets)?;
         let dictionary = Dictionary {
-            keys,
-            seed,
+            seed: SEED,
             bits,
             tables,
             offsets,
@@ -335,36 +350,45 @@ impl<'k> Dictionary<'k> {
     /// Codes the keys of `probe` with this dictionary, inserting nothing:
     /// rows whose key is absent are invalid.
     pub(crate) fn lookup(&self, pool: &Pool, probe: &dyn ByteKeys) -> Result<Vec<PartCodes>> {
-        let scattered = scatter(pool, probe, self.seed, self.bits)?;
-        let indices = per_partition(pool, self.tables.len(), |p| {
+        let locals = local_dictionaries(pool, probe, self.bits)?;
+        let numbers = per_partition(pool, self.tables.len(), |p| {
             let table = &self.tables[p];
-            scattered
+            locals
                 .iter()
-                .map(|s| {
-                    s.buckets[p]
+                .map(|l| {
+                    l.by_partition[p]
                         .iter()
-                        .map(|&(hash, r)| {
-                            let key = key_of(probe, r);
-                            table
-                                .find(hash, |rep| key_of(self.keys, rep) == key)
-                                .unwrap_or(ABSENT)
+                        .map(|&i| {
+                            let e = l.table.entries[i as usize];
+                            debug_assert_eq!(hash_of(self.seed, l.table.key(i as usize)), e.hash);
+                            table.find(e.hash, l.table.key(i as usize)).unwrap_or(NONE)
                         })
                         .collect()
                 })
                 .collect::<Vec<Vec<u32>>>()
         })?;
-        codes_in_row_order(pool, probe, &scattered, &indices, &self.offsets)
+        codes_of_rows(pool, probe.parts(), &locals, &numbers, &self.offsets)
     }
 
     /// Number of distinct keys (codes are `0..len`).
     pub(crate) fn len(&self) -> u64 {
-        self.tables.iter().map(|t| t.entries.len() as u64).sum()
+        self.tables.iter().map(|t| t.len() as u64).sum()
+    }
+
+    fn locate(&self, code: u64) -> (usize, usize) {
+        let p = self.offsets.partition_point(|&o| o <= code) - 1;
+        (p, (code - self.offsets[p]) as usize)
     }
 
     /// A row holding the key of `code`.
     pub(crate) fn representative(&self, code: u64) -> RowRef {
-        let p = self.offsets.partition_point(|&o| o <= code) - 1;
-        self.tables[p].entries[(code - self.offsets[p]) as usize].representative
+        let (p, i) = self.locate(code);
+        self.tables[p].entries[i].representative
+    }
+
+    fn key(&self, code: u64) -> &[u8] {
+        let (p, i) = self.locate(code);
+        self.tables[p].key(i)
     }
 
     /// Every code's rank in the byte order of the keys (`ranks[code]`);
@@ -376,10 +400,10 @@ impl<'k> Dictionary<'k> {
             let start = (ctx.index * share).min(n);
             let end = (start + share).min(n);
             let mut run: Vec<u64> = (start as u64..end as u64).collect();
-            run.sort_unstable_by(|&a, &b| self.key(a).cmp(&self.key(b)));
+            run.sort_unstable_by(|&a, &b| self.key(a).cmp(self.key(b)));
             run
         })?;
-        let mut heap: BinaryHeap<Reverse<(Option<&[u8]>, usize, usize)>> = runs
+        let mut heap: BinaryHeap<Reverse<(&[u8], usize, usize)>> = runs
             .iter()
             .enumerate()
             .filter(|(_, run)| !run.is_empty())
@@ -395,10 +419,6 @@ impl<'k> Dictionary<'k> {
             }
         }
         Ok(ranks)
-    }
-
-    fn key(&self, code: u64) -> Option<&[u8]> {
-        key_of(self.keys, self.representative(code))
     }
 }
 
@@ -478,11 +498,11 @@ mod tests {
         // A table whose slots all collide: every key lands at the same
         // start slot and shares the tag, so only the key comparison and
         // the full hash keep them apart.
-        let keys = lists(&[&[Some("x"), Some("y"), Some("x"), Some("z")]], 1);
-        let mut table = PartitionTable::with_capacity(1);
+        let keys = ["x", "y", "x", "z"];
+        let mut table = KeyTable::with_capacity(1);
         let same_hash = 42;
         let ids: Vec<u32> = (0..4)
-            .map(|row| table.insert(same_hash, row_ref(0, row), &keys))
+            .map(|row| table.insert(same_hash, keys[row].as_bytes(), row_ref(0, row)))
             .collect();
         assert_eq!(ids, vec![0, 1, 0, 2]);
     }

@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::keys::compose::{pack, packed_layout, tuple_rows, ColumnRole, PackedColumn};
 use crate::keys::decode::{gather, numbers_array};
 use crate::keys::dictionary::Dictionary;
-use crate::keys::{column_codes, ColumnCodes, KeyEncoding, Meaning, PartCodes};
+use crate::keys::{column_codes, group_column_codes, ColumnCodes, KeyEncoding, Meaning, PartCodes};
 use crate::table::{RowRef, Table};
 
 enum Layout {
@@ -47,10 +47,13 @@ impl std::fmt::Debug for GroupKeys {
 impl GroupKeys {
     /// Codes the key `columns` of `table`.
     pub fn encode(pool: &Pool, table: &Table, columns: &[usize]) -> Result<Self> {
-        let coded: Vec<ColumnCodes> = columns
-            .iter()
-            .map(|&c| column_codes(pool, table, c, false))
-            .collect::<Result<_>>()?;
+        let coded: Vec<ColumnCodes> = match columns {
+            [single] => vec![group_column_codes(pool, table, *single)?],
+            _ => columns
+                .iter()
+                .map(|&c| column_codes(pool, table, c, false))
+                .collect::<Result<_>>()?,
+        };
         if let [single] = coded.as_slice() {
             return Ok(GroupKeys {
                 parts: single.parts.clone(),
@@ -153,6 +156,21 @@ pub(crate) fn decode_column(
     codes: &[Option<u64>],
 ) -> Result<ArrayRef> {
     match meaning {
+        Meaning::Raw { signed } => {
+            let values: Vec<Option<i128>> = codes
+                .iter()
+                .map(|c| {
+                    c.map(|c| {
+                        if *signed {
+                            i128::from(c as i64)
+                        } else {
+                            i128::from(c)
+                        }
+                    })
+                })
+                .collect();
+            numbers_array(&values, table.schema().field(column).data_type())
+        }
         Meaning::Offset { lo, multiplier } => {
             let values: Vec<Option<i128>> = codes
                 .iter()

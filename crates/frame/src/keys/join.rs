@@ -39,9 +39,11 @@ fn no_codes(table: &Table) -> Vec<PartCodes> {
     table
         .parts()
         .iter()
-        .map(|p| PartCodes {
-            codes: vec![0; p.batch.num_rows()],
-            invalid: (0..p.batch.num_rows() as u32).collect(),
+        .map(|p| {
+            PartCodes::new(
+                vec![0; p.batch.num_rows()],
+                (0..p.batch.num_rows() as u32).collect(),
+            )
         })
         .collect()
 }
@@ -58,11 +60,27 @@ fn column(parts: Vec<PartCodes>, span: u64, encoding: KeyEncoding) -> ColumnCode
     }
 }
 
-/// One column pair in a shared code space.
+/// Raw codes (the values themselves) of a column, part by part.
+fn raw_column(pool: &Pool, table: &Table, column: usize) -> Result<Vec<PartCodes>> {
+    let parts = table.parts();
+    crate::par::per_part(
+        pool,
+        parts.len(),
+        |p| parts[p].worker,
+        |p| numbers::raw_codes(parts[p].batch.column(column)),
+    )?
+    .into_iter()
+    .collect::<Option<Vec<_>>>()
+    .ok_or_else(|| FrameError::InvalidRequest("a raw key column changed type".into()))
+}
+
+/// One column pair in a shared code space; `single` when it is the whole
+/// key (then values that are their own codes need no range).
 fn pair_codes(
     pool: &Pool,
     (left, lc): (&Table, usize),
     (right, rc): (&Table, usize),
+    single: bool,
 ) -> Result<(ColumnCodes, ColumnCodes)> {
     let (lf, rf) = (key_family(left, lc)?, key_family(right, rc)?);
     let family = common_family(lf, rf).map_err(|why| {
@@ -78,6 +96,20 @@ fn pair_codes(
     if let Family::Bytes { .. } = family {
         let (lk, rk) = (ColumnBytes::new(left, lc)?, ColumnBytes::new(right, rc)?);
         return dictionary_pair(pool, &lk, &rk);
+    }
+    let (lt, rt) = (
+        left.schema().field(lc).data_type(),
+        right.schema().field(rc).data_type(),
+    );
+    let same_raw = numbers::raw_signed(lt).is_some()
+        && numbers::raw_signed(lt) == numbers::raw_signed(rt)
+        && multiplier(lt, family) == 1
+        && multiplier(rt, family) == 1;
+    if single && same_raw {
+        return Ok((
+            column(raw_column(pool, left, lc)?, u64::MAX, KeyEncoding::Value),
+            column(raw_column(pool, right, rc)?, u64::MAX, KeyEncoding::Value),
+        ));
     }
     let ranges = (
         numbers::range(pool, left, lc, family)?,
@@ -177,7 +209,7 @@ impl JoinKeys {
         let mut lcoded = Vec::with_capacity(lcols.len());
         let mut rcoded = Vec::with_capacity(rcols.len());
         for (&lc, &rc) in lcols.iter().zip(rcols) {
-            let (l, r) = pair_codes(pool, (left, lc), (right, rc))?;
+            let (l, r) = pair_codes(pool, (left, lc), (right, rc), lcols.len() == 1)?;
             lcoded.push(l);
             rcoded.push(r);
         }

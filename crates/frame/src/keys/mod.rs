@@ -37,6 +37,7 @@ pub(crate) mod dictionary;
 pub(crate) mod family;
 pub(crate) mod numbers;
 
+use arrow_buffer::ScalarBuffer;
 use serde::Serialize;
 
 use numakit_pool::Pool;
@@ -48,14 +49,22 @@ use crate::keys::family::{family_of, Family};
 use crate::table::{RowRef, Table};
 
 /// One part's codes: `codes[row]`, meaningless for the rows listed (sorted)
-/// in `invalid`, which have no code.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// in `invalid`, which have no code. The codes may share the memory of an
+/// Arrow column (a 64-bit integer key is its own code).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartCodes {
-    pub codes: Vec<u64>,
+    pub codes: ScalarBuffer<u64>,
     pub invalid: Vec<u32>,
 }
 
 impl PartCodes {
+    pub fn new(codes: Vec<u64>, invalid: Vec<u32>) -> Self {
+        PartCodes {
+            codes: codes.into(),
+            invalid,
+        }
+    }
+
     /// Rows with a code.
     pub fn valid_rows(&self) -> usize {
         self.codes.len() - self.invalid.len()
@@ -95,6 +104,8 @@ impl KeyEncoding {
 /// How one column's codes map back to its values.
 #[derive(Clone, Debug)]
 pub(crate) enum Meaning {
+    /// The code is the value (sign-extended when `signed`).
+    Raw { signed: bool },
     /// `code + lo` is the value in units that are `multiplier` times the
     /// column's own.
     Offset { lo: i128, multiplier: i128 },
@@ -145,9 +156,11 @@ pub(crate) fn column_codes(
         let parts = table
             .parts()
             .iter()
-            .map(|p| PartCodes {
-                codes: vec![0; p.batch.num_rows()],
-                invalid: (0..p.batch.num_rows() as u32).collect(),
+            .map(|p| {
+                PartCodes::new(
+                    vec![0; p.batch.num_rows()],
+                    (0..p.batch.num_rows() as u32).collect(),
+                )
             })
             .collect();
         return Ok(ColumnCodes {
@@ -171,6 +184,42 @@ pub(crate) fn column_codes(
     }
     let wide = wide_rows(pool, table, column, family)?;
     dictionary_codes(pool, &wide, ranked)
+}
+
+/// Key columns whose range spans at most this many values get dense
+/// offset codes (direct-indexed groups) rather than raw ones.
+const DENSE_SPAN: u64 = 1 << 22;
+
+/// The codes of a single group-by key column: its values themselves when
+/// the column is 32 or 64-bit integers spanning a wide range (nothing is
+/// copied), dense offsets when the range is narrow, else [`column_codes`].
+pub(crate) fn group_column_codes(pool: &Pool, table: &Table, column: usize) -> Result<ColumnCodes> {
+    let data_type = table.schema().field(column).data_type().clone();
+    let Some(signed) = numbers::raw_signed(&data_type) else {
+        return column_codes(pool, table, column, false);
+    };
+    let family = key_family(table, column)?;
+    let range = numbers::range(pool, table, column, family)?;
+    if range.is_none_or(|(lo, hi)| hi - lo < i128::from(DENSE_SPAN)) {
+        return column_codes(pool, table, column, false);
+    }
+    let parts = table.parts();
+    let coded = crate::par::per_part(
+        pool,
+        parts.len(),
+        |p| parts[p].worker,
+        |p| numbers::raw_codes(parts[p].batch.column(column)),
+    )?;
+    let parts = coded
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| FrameError::InvalidRequest("a raw key column changed type".into()))?;
+    Ok(ColumnCodes {
+        parts,
+        span: u64::MAX,
+        meaning: Meaning::Raw { signed },
+        encoding: KeyEncoding::Value,
+    })
 }
 
 /// 128-bit values as 16 order-preserving bytes (sign bit flipped, big
@@ -243,16 +292,17 @@ fn remap(pool: &Pool, parts: &mut [PartCodes], map: &[u64]) -> Result<()> {
         |p| p % workers,
         |p| {
             if let Ok(mut part) = cells[p].lock() {
-                let invalid = std::mem::take(&mut part.invalid);
-                let mut skip = invalid.iter().peekable();
-                for (row, code) in part.codes.iter_mut().enumerate() {
+                let mut skip = part.invalid.iter().peekable();
+                let mut codes = Vec::with_capacity(part.codes.len());
+                for (row, &code) in part.codes.iter().enumerate() {
                     if skip.peek() == Some(&&(row as u32)) {
                         skip.next();
-                        continue;
+                        codes.push(0);
+                    } else {
+                        codes.push(map[code as usize]);
                     }
-                    *code = map[*code as usize];
                 }
-                part.invalid = invalid;
+                part.codes = codes.into();
             }
         },
     )?;

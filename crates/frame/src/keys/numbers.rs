@@ -14,7 +14,8 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{Array, ArrowPrimitiveType};
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType};
+use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType, TimeUnit};
 
 use numakit_pool::Pool;
@@ -168,6 +169,176 @@ fn each_plain_number(
     Ok(())
 }
 
+/// A column's values in their physical layout, when that is 32 or 64-bit
+/// integers (integers, dates, times, timestamps, durations, decimals up to
+/// 64 bits).
+pub(crate) enum Physical<'a> {
+    I64(&'a [i64]),
+    U64(&'a [u64]),
+    I32(&'a [i32]),
+}
+
+macro_rules! physical_of {
+    ($array:expr, $($t:ty => $variant:ident),+ $(,)?) => {{
+        let dt = $array.data_type();
+        $(if dt == &<$t>::DATA_TYPE || std::mem::discriminant(dt) == std::mem::discriminant(&<$t>::DATA_TYPE) && same_kind::<$t>(dt) {
+            return Some(Physical::$variant($array.as_primitive::<$t>().values()));
+        })+
+        None
+    }};
+}
+
+/// Whether `dt` is the type `T` stands for (decimals and time zones aside).
+fn same_kind<T: ArrowPrimitiveType>(dt: &DataType) -> bool {
+    match (dt, &T::DATA_TYPE) {
+        (DataType::Timestamp(a, _), DataType::Timestamp(b, _)) => a == b,
+        (DataType::Decimal32(..), DataType::Decimal32(..))
+        | (DataType::Decimal64(..), DataType::Decimal64(..)) => true,
+        (a, b) => a == b,
+    }
+}
+
+/// The physical values of `array`, if they are 32 or 64-bit integers.
+pub(crate) fn physical(array: &dyn Array) -> Option<Physical<'_>> {
+    physical_of!(array,
+        Int64Type => I64,
+        Date64Type => I64,
+        Time64MicrosecondType => I64,
+        Time64NanosecondType => I64,
+        TimestampSecondType => I64,
+        TimestampMillisecondType => I64,
+        TimestampMicrosecondType => I64,
+        TimestampNanosecondType => I64,
+        DurationSecondType => I64,
+        DurationMillisecondType => I64,
+        DurationMicrosecondType => I64,
+        DurationNanosecondType => I64,
+        Decimal64Type => I64,
+        UInt64Type => U64,
+        Int32Type => I32,
+        Date32Type => I32,
+        Time32SecondType => I32,
+        Time32MillisecondType => I32,
+        Decimal32Type => I32,
+    )
+}
+
+/// Codes equal to the values (signed ones sign-extended to 64 bits), for
+/// columns [`physical`] reads; 64-bit columns lend their memory, nothing is
+/// copied. Nulls get no code.
+pub(crate) fn raw_codes(array: &ArrayRef) -> Option<PartCodes> {
+    let invalid = null_rows(array.as_ref());
+    match physical(array.as_ref())? {
+        Physical::I64(_) | Physical::U64(_) => {
+            let data = array.to_data();
+            let codes =
+                ScalarBuffer::<u64>::new(data.buffers()[0].clone(), data.offset(), data.len());
+            Some(PartCodes { codes, invalid })
+        }
+        Physical::I32(v) => Some(PartCodes::new(
+            v.iter().map(|&x| i64::from(x) as u64).collect(),
+            invalid,
+        )),
+    }
+}
+
+/// Whether [`raw_codes`] of `data_type` are sign-extended values (else
+/// unsigned ones); `None` when the type has no raw codes.
+pub(crate) fn raw_signed(data_type: &DataType) -> Option<bool> {
+    let empty = arrow_array::new_empty_array(data_type);
+    match physical(empty.as_ref())? {
+        Physical::U64(_) => Some(false),
+        _ => Some(true),
+    }
+}
+
+/// The rows of `array` that are null, in order.
+pub(crate) fn null_rows(array: &dyn Array) -> Vec<u32> {
+    match array.logical_nulls().filter(|n| n.null_count() > 0) {
+        None => Vec::new(),
+        Some(nulls) => (0..array.len())
+            .filter(|&i| nulls.is_null(i))
+            .map(|i| i as u32)
+            .collect(),
+    }
+}
+
+/// Smallest and largest valid value of a physical slice.
+fn physical_range(values: &Physical<'_>, nulls: &[u32]) -> Option<(i128, i128)> {
+    fn bounds<T: Copy + Ord + Into<i128>>(v: &[T], nulls: &[u32]) -> Option<(i128, i128)> {
+        if nulls.is_empty() {
+            let lo = v.iter().copied().min()?;
+            let hi = v.iter().copied().max()?;
+            return Some((lo.into(), hi.into()));
+        }
+        let mut skip = nulls.iter().peekable();
+        let mut out: Option<(T, T)> = None;
+        for (row, &x) in v.iter().enumerate() {
+            if skip.peek() == Some(&&(row as u32)) {
+                skip.next();
+                continue;
+            }
+            out = Some(out.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))));
+        }
+        out.map(|(lo, hi)| (lo.into(), hi.into()))
+    }
+    match values {
+        Physical::I64(v) => bounds(v, nulls),
+        Physical::U64(v) => bounds(v, nulls),
+        Physical::I32(v) => bounds(v, nulls),
+    }
+}
+
+/// `value - lo` for values in `lo..=hi`; others and nulls get no code.
+fn physical_offsets(values: &Physical<'_>, nulls: &[u32], (lo, hi): (i128, i128)) -> PartCodes {
+    fn offsets<T: Copy + Into<i128>>(v: &[T], nulls: &[u32], lo: i128, hi: i128) -> PartCodes {
+        let mut codes = Vec::with_capacity(v.len());
+        let mut invalid = Vec::new();
+        let mut skip = nulls.iter().peekable();
+        for (row, &x) in v.iter().enumerate() {
+            let x: i128 = x.into();
+            if skip.peek() == Some(&&(row as u32)) {
+                skip.next();
+                codes.push(0);
+                invalid.push(row as u32);
+            } else if x >= lo && x <= hi {
+                codes.push((x - lo) as u64);
+            } else {
+                codes.push(0);
+                invalid.push(row as u32);
+            }
+        }
+        PartCodes::new(codes, invalid)
+    }
+    match values {
+        Physical::I64(v) => {
+            // The common case, without 128-bit arithmetic: every value of
+            // an i64 column whose range is within lo..=hi.
+            if let (Ok(l), Ok(h)) = (i64::try_from(lo), i64::try_from(hi)) {
+                let mut codes = Vec::with_capacity(v.len());
+                let mut invalid = Vec::new();
+                let mut skip = nulls.iter().peekable();
+                for (row, &x) in v.iter().enumerate() {
+                    let null = skip.peek() == Some(&&(row as u32));
+                    if null {
+                        skip.next();
+                    }
+                    if null || x < l || x > h {
+                        codes.push(0);
+                        invalid.push(row as u32);
+                    } else {
+                        codes.push(x.wrapping_sub(l) as u64);
+                    }
+                }
+                return PartCodes::new(codes, invalid);
+            }
+            offsets(v, nulls, lo, hi)
+        }
+        Physical::U64(v) => offsets(v, nulls, lo, hi),
+        Physical::I32(v) => offsets(v, nulls, lo, hi),
+    }
+}
+
 /// The smallest and largest value of column `column` (in `common` units),
 /// or `None` when it has no values.
 pub(crate) fn range(
@@ -183,8 +354,14 @@ pub(crate) fn range(
         parts.len(),
         |p| parts[p].worker,
         |p| {
+            let array = parts[p].batch.column(column).as_ref();
+            if m == 1 {
+                if let Some(values) = physical(array) {
+                    return Ok(physical_range(&values, &null_rows(array)));
+                }
+            }
             let mut bounds: Option<(i128, i128)> = None;
-            each_number(parts[p].batch.column(column).as_ref(), m, |_, v| {
+            each_number(array, m, |_, v| {
                 if let Some(v) = v {
                     bounds = Some(match bounds {
                         None => (v, v),
@@ -218,6 +395,12 @@ pub(crate) fn offset_codes(
         |p| parts[p].worker,
         |p| {
             let array = parts[p].batch.column(column);
+            if m == 1 {
+                if let Some(values) = physical(array.as_ref()) {
+                    let nulls = null_rows(array.as_ref());
+                    return Ok(physical_offsets(&values, &nulls, (lo, hi)));
+                }
+            }
             let mut codes = Vec::with_capacity(array.len());
             let mut invalid = Vec::new();
             each_number(array.as_ref(), m, |row, v| match v {
@@ -227,7 +410,7 @@ pub(crate) fn offset_codes(
                     invalid.push(row as u32);
                 }
             })?;
-            Ok(PartCodes { codes, invalid })
+            Ok(PartCodes::new(codes, invalid))
         },
     )
 }
