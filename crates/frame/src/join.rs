@@ -324,7 +324,16 @@ pub fn run(
         },
         row_limit,
     };
-    let result = run_kernel(pool, &lrel, &rrel, &options, progress)?;
+    let per_row = std::mem::size_of::<JoinRow>() as u64 + out_row;
+    let result = run_kernel(pool, &lrel, &rrel, &options, progress).map_err(|e| match e {
+        numakit_ops::OpsError::ResultTooLarge { rows, .. } => FrameError::MemoryLimit {
+            what: format!("the join's result ({rows} rows)"),
+            need: crate::memory::human_bytes(rows.saturating_mul(per_row)),
+            limit: crate::memory::human_bytes(request.memory_limit.bytes),
+            in_use: crate::memory::human_bytes(crate::memory::resident_bytes()),
+        },
+        other => FrameError::from(other),
+    })?;
     drop((lrel, rrel));
     let mut phases = timer.finish();
     phases.extend(result.phases.iter().cloned());

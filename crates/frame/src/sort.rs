@@ -146,6 +146,9 @@ pub fn run(
         }
         InputOrder::Reversed => {
             timer.start("reverse");
+            request
+                .memory_limit
+                .check("the reversed result", projected_bytes(table, &out_columns))?;
             reversed(pool, table, &out_columns)?
         }
         InputOrder::Unsorted => {

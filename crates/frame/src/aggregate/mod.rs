@@ -273,7 +273,14 @@ pub fn run(
     let computed = if kernels {
         one_value_path(pool, table, &keys, lanes.first(), &specs, request, progress)?
     } else {
-        let mut computed = columns_path(pool, table, &keys, &lanes, &specs, progress)?;
+        request.memory_limit.check(
+            "the group-by's per-worker tables",
+            estimated
+                .saturating_mul(per_group)
+                .saturating_mul(pool.workers() as u64),
+        )?;
+        let mut computed = columns_path(pool, table, &keys, &lanes, &specs, progress)
+            .map_err(|e| name_overflow(e, request, &specs))?;
         computed.estimated_groups = Some(estimated);
         if one_value {
             computed.reason = format!(
@@ -360,6 +367,35 @@ pub fn aggregate_input(
         table: result,
         verified: options.verify,
     })
+}
+
+/// A kernel's sum overflow, said with the aggregate's name.
+fn name_overflow(
+    error: FrameError,
+    request: &AggregateRequest,
+    specs: &[Option<AggSpec>],
+) -> FrameError {
+    let FrameError::Ops(numakit_ops::OpsError::SumOverflow { aggregate }) = error else {
+        return error;
+    };
+    let named = request
+        .aggregates
+        .iter()
+        .zip(specs)
+        .filter(|(_, s)| s.is_some())
+        .nth(aggregate)
+        .map(|(a, _)| {
+            format!(
+                "{} of column {:?}",
+                a.func.name().to_uppercase(),
+                a.column.as_deref().unwrap_or("*")
+            )
+        })
+        .unwrap_or_else(|| format!("aggregate {aggregate}"));
+    FrameError::Overflow(format!(
+        "{named} overflows 128 bits in some group; sums are exact, so the result would not fit \
+         any decimal"
+    ))
 }
 
 struct Computed {

@@ -202,10 +202,11 @@ fn partition_of(hash: u64, bits: u32) -> usize {
 
 /// Step 1 on every worker.
 fn local_dictionaries(pool: &Pool, keys: &dyn ByteKeys, bits: u32) -> Result<Vec<Local>> {
+    let workers = pool.workers().max(1);
     Ok(pool.broadcast(|ctx| {
         let mut table = KeyTable::with_capacity(1024);
         let mut rows = Vec::new();
-        for part in (0..keys.parts()).filter(|&p| keys.worker(p) == ctx.index) {
+        for part in (0..keys.parts()).filter(|&p| keys.worker(p) % workers == ctx.index) {
             let numbers = (0..keys.rows(part))
                 .map(|row| match keys.key(part, row) {
                     Some(key) => table.insert(hash_of(SEED, key), key, row_ref(part, row)),

@@ -15,7 +15,7 @@ use crate::keys::bytes::{ColumnBytes, FixedRows};
 use crate::keys::compose::{pack, packed_layout, tuple_rows, ColumnRole};
 use crate::keys::dictionary::Dictionary;
 use crate::keys::family::{common_family, multiplier, Family};
-use crate::keys::{key_family, numbers, ColumnCodes, KeyEncoding, Meaning, PartCodes};
+use crate::keys::{key_family, numbers, span_of, ColumnCodes, KeyEncoding, Meaning, PartCodes};
 use crate::table::Table;
 
 /// Both sides' key codes.
@@ -128,8 +128,7 @@ fn pair_codes(
             column(no_codes(right), 0, KeyEncoding::Value),
         ));
     }
-    if hi - lo <= u64::MAX as i128 {
-        let span = (hi - lo) as u64;
+    if let Some(span) = span_of(lo, hi) {
         return Ok((
             column(
                 numbers::offset_codes(pool, left, lc, family, (lo, hi))?,

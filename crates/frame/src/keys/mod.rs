@@ -174,10 +174,10 @@ pub(crate) fn column_codes(
         });
     };
     let multiplier = family::multiplier(table.schema().field(column).data_type(), family);
-    if hi - lo <= u64::MAX as i128 {
+    if let Some(span) = span_of(lo, hi) {
         return Ok(ColumnCodes {
             parts: numbers::offset_codes(pool, table, column, family, (lo, hi))?,
-            span: (hi - lo) as u64,
+            span,
             meaning: Meaning::Offset { lo, multiplier },
             encoding: KeyEncoding::Value,
         });
@@ -200,7 +200,7 @@ pub(crate) fn group_column_codes(pool: &Pool, table: &Table, column: usize) -> R
     };
     let family = key_family(table, column)?;
     let range = numbers::range(pool, table, column, family)?;
-    if range.is_none_or(|(lo, hi)| hi - lo < i128::from(DENSE_SPAN)) {
+    if range.is_none_or(|(lo, hi)| span_of(lo, hi).is_some_and(|s| s < DENSE_SPAN)) {
         return column_codes(pool, table, column, false);
     }
     let parts = table.parts();
@@ -307,6 +307,11 @@ fn remap(pool: &Pool, parts: &mut [PartCodes], map: &[u64]) -> Result<()> {
         },
     )?;
     Ok(())
+}
+
+/// `hi - lo` when it fits in 64 bits (128-bit decimals may not).
+pub(crate) fn span_of(lo: i128, hi: i128) -> Option<u64> {
+    hi.checked_sub(lo).and_then(|d| u64::try_from(d).ok())
 }
 
 /// Bits needed to hold values `0..=max`.
