@@ -15,7 +15,7 @@ use arrow_schema::DataType;
 
 use crate::error::{FrameError, Result};
 use crate::keys::dictionary::ByteKeys;
-use crate::table::Table;
+use crate::table::{row_ref, RowRef, Table};
 
 /// One part's byte array.
 enum ByteArray<'a> {
@@ -44,6 +44,18 @@ impl<'a> ByteArray<'a> {
                 )))
             }
         })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            ByteArray::Utf8(a) => a.len(),
+            ByteArray::LargeUtf8(a) => a.len(),
+            ByteArray::Utf8View(a) => a.len(),
+            ByteArray::Binary(a) => a.len(),
+            ByteArray::LargeBinary(a) => a.len(),
+            ByteArray::BinaryView(a) => a.len(),
+            ByteArray::Fixed(a) => a.len(),
+        }
     }
 
     #[inline]
@@ -136,6 +148,31 @@ impl ByteKeys for ColumnBytes<'_> {
             Some(indices) => values.value(indices[row]),
             None => values.value(row),
         })
+    }
+
+    fn number_by_values(
+        &self,
+        part: usize,
+        number: &mut dyn FnMut(&[u8], RowRef) -> u32,
+    ) -> Option<Vec<u32>> {
+        let p = &self.parts[part];
+        let (values, indices) = (p.values.as_ref()?, p.indices.as_ref()?);
+        let mut numbers_of_values = vec![u32::MAX; values.len()];
+        Some(
+            indices
+                .iter()
+                .enumerate()
+                .map(|(row, &i)| {
+                    if p.nulls.as_ref().is_some_and(|n| n.is_null(row)) {
+                        return u32::MAX;
+                    }
+                    if numbers_of_values[i] == u32::MAX {
+                        numbers_of_values[i] = number(values.value(i), row_ref(part, row));
+                    }
+                    numbers_of_values[i]
+                })
+                .collect(),
+        )
     }
 }
 

@@ -50,6 +50,18 @@ pub(crate) trait ByteKeys: Sync {
     fn rows(&self, part: usize) -> usize;
     /// The key of a row, or `None` when it has none.
     fn key(&self, part: usize, row: usize) -> Option<&[u8]>;
+
+    /// For a part whose rows index a few distinct values (a dictionary
+    /// array): every row's number, numbering each value once with
+    /// `number(key, row holding it)`; rows without a key get `u32::MAX`.
+    /// `None` for other parts.
+    fn number_by_values(
+        &self,
+        _part: usize,
+        _number: &mut dyn FnMut(&[u8], RowRef) -> u32,
+    ) -> Option<Vec<u32>> {
+        None
+    }
 }
 
 /// A dictionary entry: a key's full hash, where its bytes are in the
@@ -207,6 +219,13 @@ fn local_dictionaries(pool: &Pool, keys: &dyn ByteKeys, bits: u32) -> Result<Vec
         let mut table = KeyTable::with_capacity(1024);
         let mut rows = Vec::new();
         for part in (0..keys.parts()).filter(|&p| keys.worker(p) % workers == ctx.index) {
+            let by_values = keys.number_by_values(part, &mut |key, rep| {
+                table.insert(hash_of(SEED, key), key, rep)
+            });
+            if let Some(numbers) = by_values {
+                rows.push((part, numbers));
+                continue;
+            }
             let numbers = (0..keys.rows(part))
                 .map(|row| match keys.key(part, row) {
                     Some(key) => table.insert(hash_of(SEED, key), key, row_ref(part, row)),

@@ -40,6 +40,9 @@ pub struct SourceOptions {
     pub csv: CsvOptions,
     /// The size a CSV unit aims at, in bytes (units end at a record's end).
     pub csv_unit_bytes: u64,
+    /// Read Parquet string and binary columns that are dictionary-encoded
+    /// with few distinct values as Arrow dictionary arrays.
+    pub keep_dictionaries: bool,
 }
 
 impl Default for SourceOptions {
@@ -48,6 +51,7 @@ impl Default for SourceOptions {
             format: None,
             csv: CsvOptions::default(),
             csv_unit_bytes: 16 << 20,
+            keep_dictionaries: false,
         }
     }
 }
@@ -106,7 +110,10 @@ impl Source {
             .map_err(|source| IoError::file("open", &path, source))?
             .len();
         let units = match format {
-            Format::Parquet => Units::Parquet(parquet_units::ParquetUnits::open(&path)?),
+            Format::Parquet => Units::Parquet(parquet_units::ParquetUnits::open(
+                &path,
+                options.keep_dictionaries,
+            )?),
             Format::Csv => Units::Csv(csv_units::CsvUnits::open(
                 &path,
                 &options.csv,

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::path::Path;
 
 use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
@@ -33,11 +33,81 @@ fn parquet_error(path: &Path) -> impl Fn(parquet::errors::ParquetError) -> IoErr
     }
 }
 
+/// A dictionary page at most this share of its chunk marks a column of
+/// few distinct values.
+const SMALL_DICTIONARY_SHARE: f64 = 0.1;
+/// Row groups looked at to judge a column's dictionaries.
+const SAMPLED_ROW_GROUPS: usize = 4;
+
+/// The dictionary type a string or binary type is read as, if any.
+fn dictionary_type(data_type: &DataType) -> Option<DataType> {
+    let values = match data_type {
+        DataType::Utf8 | DataType::Utf8View => DataType::Utf8,
+        DataType::LargeUtf8 => DataType::LargeUtf8,
+        DataType::Binary | DataType::BinaryView => DataType::Binary,
+        DataType::LargeBinary => DataType::LargeBinary,
+        _ => return None,
+    };
+    Some(DataType::Dictionary(
+        Box::new(DataType::Int32),
+        Box::new(values),
+    ))
+}
+
+/// The schema with low-cardinality dictionary-encoded string and binary
+/// columns as dictionary arrays (`None` when there are none).
+fn dictionary_schema(metadata: &ArrowReaderMetadata) -> Option<SchemaRef> {
+    let descr = metadata.parquet_schema();
+    let row_groups = metadata.metadata().row_groups();
+    let schema = metadata.schema();
+    let mut changed = false;
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(root, field)| {
+            let Some(dictionary) = dictionary_type(field.data_type()) else {
+                return field.as_ref().clone();
+            };
+            let leaves: Vec<usize> = (0..descr.num_columns())
+                .filter(|&leaf| descr.get_column_root_idx(leaf) == root)
+                .collect();
+            let small = !row_groups.is_empty()
+                && leaves.len() == 1
+                && row_groups.iter().take(SAMPLED_ROW_GROUPS).all(|group| {
+                    let chunk = group.column(leaves[0]);
+                    chunk.dictionary_page_offset().is_some_and(|start| {
+                        let bytes = (chunk.data_page_offset() - start) as f64;
+                        bytes <= SMALL_DICTIONARY_SHARE * chunk.compressed_size().max(1) as f64
+                    })
+                });
+            if small {
+                changed = true;
+                field.as_ref().clone().with_data_type(dictionary)
+            } else {
+                field.as_ref().clone()
+            }
+        })
+        .collect();
+    changed
+        .then(|| std::sync::Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
+}
+
 impl ParquetUnits {
-    pub(crate) fn open(path: &Path) -> Result<Self> {
+    /// Opens `path`; with `keep_dictionaries`, low-cardinality dictionary
+    /// columns are read as dictionary arrays.
+    pub(crate) fn open(path: &Path, keep_dictionaries: bool) -> Result<Self> {
         let file = File::open(path).map_err(|source| IoError::file("open", path, source))?;
         let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
             .map_err(parquet_error(path))?;
+        if keep_dictionaries {
+            if let Some(schema) = dictionary_schema(&metadata) {
+                let options = ArrowReaderOptions::new().with_schema(schema);
+                let hinted = ArrowReaderMetadata::try_new(metadata.metadata().clone(), options)
+                    .map_err(parquet_error(path))?;
+                return Ok(ParquetUnits { metadata: hinted });
+            }
+        }
         Ok(ParquetUnits { metadata })
     }
 

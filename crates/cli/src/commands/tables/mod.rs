@@ -51,6 +51,7 @@ pub fn file_input(path: &Path, threads: usize) -> Result<Input> {
     // Several CSV units per worker, so that uneven ones balance out.
     let options = SourceOptions {
         csv_unit_bytes: (size / (threads.max(1) as u64 * 4)).clamp(1 << 20, 32 << 20),
+        keep_dictionaries: true,
         ..SourceOptions::default()
     };
     Input::file(path, &options).with_context(|| format!("reading {}", path.display()))
