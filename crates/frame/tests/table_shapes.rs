@@ -652,3 +652,202 @@ fn keys_alike_in_their_low_bits() {
     );
     everything_agrees(&pool, &left, &right, "unsigned high bits");
 }
+
+/// Dictionary-encoded keys of several index and value types (values
+/// numbered once per part), against plain columns of the same strings.
+#[test]
+fn dictionary_flavors() {
+    use arrow_array::types::{Int8Type, UInt16Type, UInt8Type};
+    use arrow_array::{
+        BinaryArray, Int16Array, Int8Array, LargeStringArray, StringViewArray, UInt16Array,
+        UInt8Array,
+    };
+    let strings = ["", "b", "a", "b", "zz", "a", "", "q"];
+    // Rows index the values in this order; None is a null row.
+    let rows: Vec<Option<usize>> = (0..40)
+        .map(|i| (i % 6 != 5).then_some((i * 5) % strings.len()))
+        .collect();
+    let plain = arc(StringArray::from_iter(
+        rows.iter().map(|r| r.map(|i| strings[i])),
+    ));
+    let values: Vec<&str> = strings.to_vec();
+    let i8_keys = Int8Array::from_iter(rows.iter().map(|r| r.map(|i| i as i8)));
+    let u8_keys = UInt8Array::from_iter(rows.iter().map(|r| r.map(|i| i as u8)));
+    let u16_keys = UInt16Array::from_iter(rows.iter().map(|r| r.map(|i| i as u16)));
+    let i16_keys = Int16Array::from_iter(rows.iter().map(|r| r.map(|i| i as i16)));
+    let flavors: Vec<(&str, ArrayRef)> = vec![
+        (
+            "Int8 -> LargeUtf8",
+            arc(DictionaryArray::<Int8Type>::try_new(
+                i8_keys,
+                arc(LargeStringArray::from(values.clone())),
+            )
+            .unwrap()),
+        ),
+        (
+            "UInt8 -> Utf8",
+            arc(DictionaryArray::<UInt8Type>::try_new(
+                u8_keys,
+                arc(StringArray::from(values.clone())),
+            )
+            .unwrap()),
+        ),
+        (
+            "UInt16 -> Utf8View",
+            arc(DictionaryArray::<UInt16Type>::try_new(
+                u16_keys,
+                arc(StringViewArray::from(values.clone())),
+            )
+            .unwrap()),
+        ),
+        (
+            "Int16 -> Binary (against binary)",
+            arc(DictionaryArray::<arrow_array::types::Int16Type>::try_new(
+                i16_keys,
+                arc(BinaryArray::from_iter_values(
+                    values.iter().map(|s| s.as_bytes()),
+                )),
+            )
+            .unwrap()),
+        ),
+    ];
+    for pool in pools() {
+        for (what, dict) in &flavors {
+            let plain = if what.contains("Binary") {
+                arc(BinaryArray::from_iter(
+                    rows.iter().map(|r| r.map(|i| strings[i].as_bytes())),
+                ))
+            } else {
+                plain.clone()
+            };
+            let x = || ids(rows.len(), 0);
+            let d = table(
+                "d",
+                vec![("k", dict.clone()), ("x", x())],
+                Layout {
+                    parts: 3,
+                    empty_part: true,
+                },
+                pool.workers(),
+            );
+            let p = table(
+                "p",
+                vec![("k", plain), ("x", x())],
+                Layout {
+                    parts: 2,
+                    empty_part: false,
+                },
+                pool.workers(),
+            );
+            everything_agrees(&pool, &d, &p, what);
+            everything_agrees(&pool, &p, &d, what);
+            everything_agrees(&pool, &d, &d, what);
+        }
+    }
+}
+
+/// Columns declared non-nullable: results that need nulls (unmatched
+/// left-outer rows, all-null aggregates) must declare them nullable.
+#[test]
+fn non_nullable_inputs() {
+    let pool = pool(2);
+    let strict = |name: &str, columns: Vec<(&str, ArrayRef)>| {
+        let schema = Arc::new(Schema::new(
+            columns
+                .iter()
+                .map(|(n, a)| Field::new(*n, a.data_type().clone(), false))
+                .collect::<Vec<_>>(),
+        ));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            columns.into_iter().map(|(_, a)| a).collect(),
+        )
+        .unwrap();
+        Table::from_batches(name, schema, Table::split_for(vec![batch], 2), 2).unwrap()
+    };
+    let left = strict(
+        "l",
+        vec![
+            ("k", arc(Int64Array::from(vec![1, 2, 3]))),
+            ("s", arc(StringArray::from(vec!["a", "b", "c"]))),
+        ],
+    );
+    let right = strict(
+        "r",
+        vec![
+            ("k", arc(Int64Array::from(vec![2, 2, 9]))),
+            (
+                "w",
+                arc(arrow_array::Float64Array::from(vec![0.5, 1.5, 2.5])),
+            ),
+        ],
+    );
+    for kind in [
+        JoinKind::Inner,
+        JoinKind::LeftOuter,
+        JoinKind::Semi,
+        JoinKind::Anti,
+    ] {
+        let mut r = JoinRequest::on(&["k"]);
+        r.kind = kind;
+        r.memory_limit = MemoryLimit::unlimited();
+        let (report, result) = join::run(&pool, &left, &right, &r, &Silent).unwrap();
+        reference::check_join(&left, &right, &r, result.as_ref(), report.rows).unwrap();
+    }
+    let a = AggregateRequest {
+        keys: vec!["s".into()],
+        aggregates: Aggregate::parse_list("count,sum:k,min:k,max:s").unwrap(),
+        method: None,
+        memory_limit: MemoryLimit::unlimited(),
+    };
+    let (_, groups) = aggregate::run(&pool, &left, &a, &Silent).unwrap();
+    reference::check_aggregate(&left, &a, &groups).unwrap();
+    let s = SortRequest {
+        by: vec![SortColumn {
+            name: "s".into(),
+            descending: true,
+            nulls_first: true,
+        }],
+        columns: None,
+        memory_limit: MemoryLimit::unlimited(),
+    };
+    let (_, sorted) = sort::run(&pool, &left, &s, &Silent).unwrap();
+    reference::check_sort(&left, &s, &sorted).unwrap();
+}
+
+/// A left key column used twice, against two right columns: rows match
+/// where both right columns equal the left key.
+#[test]
+fn a_key_column_used_twice() {
+    use v::*;
+    let pool = pool(2);
+    let left = table(
+        "l",
+        vec![("k", arc(Int64Array::from(vec![Some(1), Some(2), None])))],
+        Layout::ONE,
+        2,
+    );
+    let right = table(
+        "r",
+        vec![
+            (
+                "a",
+                arc(Int64Array::from(vec![Some(1), Some(2), Some(2), None])),
+            ),
+            (
+                "b",
+                arc(Int64Array::from(vec![Some(1), Some(3), Some(2), None])),
+            ),
+            ("rid", ids(4, 0)),
+        ],
+        Layout::ONE,
+        2,
+    );
+    let mut r = JoinRequest::on(&["k", "k"]);
+    r.right_on = vec!["a".into(), "b".into()];
+    r.memory_limit = MemoryLimit::unlimited();
+    let (report, result) = join::run(&pool, &left, &right, &r, &Silent).unwrap();
+    let result = result.unwrap();
+    reference::check_join(&left, &right, &r, Some(&result), report.rows).unwrap();
+    assert_same_rows(all(&result), vec![vec![i(1), i(0)], vec![i(2), i(2)]]);
+}
