@@ -5,8 +5,13 @@
 //! - every part on one worker, and parts naming more workers than the
 //!   pool has (a table made for a bigger pool);
 //! - parts whose dictionary-encoded columns have different dictionaries,
-//!   one of them empty (every key null);
+//!   one of them empty (every key null); dictionary keys of several index
+//!   and value types (Int8/UInt8/Int16/UInt16 over Utf8, LargeUtf8,
+//!   Utf8View, Binary) against plain columns;
+//! - columns declared non-nullable; a left key column used twice;
 //! - a group-by aggregating its own key column;
+//! - scale: more groups than the cache budget under `auto`, 60k distinct
+//!   strings sharing a long prefix, integer keys alike in their low bits;
 //! - join results larger than the memory limit allows.
 
 mod common;
