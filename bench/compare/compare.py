@@ -124,24 +124,18 @@ def run_polars(kind, paths, threads):
 
 def run_numakit(kind, paths, threads, binary):
     base = [binary, "--json", "--quiet"]
-    reps = ["--reps", "2"]
+    reps = ["--reps", "2", "--show", "0", "--threads", str(threads)]
     if kind == "join":
         cmd = base + ["join", "--left", paths[0], "--right", paths[1], "--key", "key",
-                      "--algorithm", "auto", "--output", "count", "--threads", str(threads)] + reps
+                      "--algorithm", "auto", "--output", "count"] + reps
     elif kind == "groupby":
-        cmd = base + ["aggregate", "--input", paths[0], "--key", "key", "--value", "value",
-                      "--method", "auto", "--threads", str(threads)] + reps
+        cmd = base + ["aggregate", "--input", paths[0], "--key", "key", "--agg", "sum:value",
+                      "--method", "auto"] + reps
     else:
-        cmd = base + ["sort", "--input", paths[0], "--key", "key", "--threads", str(threads)] + reps
+        cmd = base + ["sort", "--input", paths[0], "--key", "key"] + reps
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     report = json.loads(out)
-    measured = {
-        "join": lambda r: r["algorithms"][0],
-        "groupby": lambda r: r["methods"][0],
-        "sort": lambda r: r,
-    }[kind](report)
-    times = measured["throughput"]["times"] if kind == "sort" else measured["times"]
-    return times, int(report["rows"])
+    return report["times"], int(report["rows"])
 
 
 def one_run(system, kind, paths, threads, binary):
