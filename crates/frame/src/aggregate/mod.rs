@@ -189,13 +189,17 @@ impl AggregatePlan {
     }
 }
 
-/// The aggregates' kernel specs; COUNT(*) has none.
-fn kernel_specs(
-    request: &AggregateRequest,
-    plan: &AggregatePlan,
-    lanes: &[Lane],
-) -> Vec<Option<AggSpec>> {
-    request
+/// The kernel states a group-by needs: one per distinct (column,
+/// function), so that SUM and AVG of a column share one sum.
+struct Kernels {
+    unique: Vec<AggSpec>,
+    /// Per aggregate, its state in `unique` (none for COUNT(*)).
+    of: Vec<Option<usize>>,
+}
+
+fn kernel_specs(request: &AggregateRequest, plan: &AggregatePlan, lanes: &[Lane]) -> Kernels {
+    let mut unique: Vec<AggSpec> = Vec::new();
+    let of = request
         .aggregates
         .iter()
         .zip(&plan.inputs)
@@ -208,13 +212,21 @@ fn kernel_specs(
                 AggFunc::Min => Func::Min,
                 AggFunc::Max => Func::Max,
             };
-            Some(AggSpec {
+            let spec = AggSpec {
                 column,
                 func,
                 float: lanes[column].kind.is_float(),
+            };
+            Some(match unique.iter().position(|u| *u == spec) {
+                Some(i) => i,
+                None => {
+                    unique.push(spec);
+                    unique.len() - 1
+                }
             })
         })
-        .collect()
+        .collect();
+    Kernels { unique, of }
 }
 
 /// Groups `table` (holding at least the plan's read columns) as asked.
@@ -254,7 +266,7 @@ pub fn run(
             .iter()
             .all(|l| l.kind == LaneKind::Int && l.parts.iter().all(|p| !p.has_nulls()));
     let estimated = estimate::estimate_groups(&keys);
-    let per_group = 64 + 24 * specs.iter().flatten().count() as u64;
+    let per_group = 64 + 24 * specs.unique.len() as u64;
     let budget = numakit_ops::aggregate::choose::cache_budget(pool).per_worker_bytes();
     let kernels = match request.method {
         Some(m) if m != AggMethod::Auto => {
@@ -279,7 +291,7 @@ pub fn run(
                 .saturating_mul(per_group)
                 .saturating_mul(pool.workers() as u64),
         )?;
-        let mut computed = columns_path(pool, table, &keys, &lanes, &specs, progress)
+        let mut computed = columns_path(pool, table, &keys, &lanes, &specs.unique, progress)
             .map_err(|e| name_overflow(e, request, &specs))?;
         computed.estimated_groups = Some(estimated);
         if one_value {
@@ -301,7 +313,16 @@ pub fn run(
     phases.extend(computed.phases);
     let mut timer = PhaseTimer::new(progress);
     timer.start("build result");
-    let result = build_result(pool, table, &keys, &plan, request, &lanes, &computed.groups)?;
+    let result = build_result(
+        pool,
+        table,
+        &keys,
+        &plan,
+        request,
+        &lanes,
+        &computed.groups,
+        &specs,
+    )?;
     phases.extend(timer.finish());
     let report = AggregateReport {
         input_rows: table.rows() as u64,
@@ -370,20 +391,15 @@ pub fn aggregate_input(
 }
 
 /// A kernel's sum overflow, said with the aggregate's name.
-fn name_overflow(
-    error: FrameError,
-    request: &AggregateRequest,
-    specs: &[Option<AggSpec>],
-) -> FrameError {
+fn name_overflow(error: FrameError, request: &AggregateRequest, kernels: &Kernels) -> FrameError {
     let FrameError::Ops(numakit_ops::OpsError::SumOverflow { aggregate }) = error else {
         return error;
     };
     let named = request
         .aggregates
         .iter()
-        .zip(specs)
-        .filter(|(_, s)| s.is_some())
-        .nth(aggregate)
+        .zip(&kernels.of)
+        .find(|(_, of)| **of == Some(aggregate))
         .map(|(a, _)| {
             format!(
                 "{} of column {:?}",
@@ -393,8 +409,8 @@ fn name_overflow(
         })
         .unwrap_or_else(|| format!("aggregate {aggregate}"));
     FrameError::Overflow(format!(
-        "{named} overflows 128 bits in some group; sums are exact, so the result would not fit \
-         any decimal"
+        "{named} leaves 128 bits while adding up some group (numakit adds decimals exactly in \
+         128 bits)"
     ))
 }
 
@@ -413,7 +429,7 @@ fn one_value_path(
     table: &Table,
     keys: &GroupKeys,
     lane: Option<&Lane>,
-    specs: &[Option<AggSpec>],
+    kernels: &Kernels,
     request: &AggregateRequest,
     progress: &dyn Progress,
 ) -> Result<Computed> {
@@ -445,7 +461,11 @@ fn one_value_path(
             Groups {
                 codes: list.iter().map(|g| Some(g.key)).collect(),
                 rows: counts.clone(),
-                states: states_of(specs, &counts, list.iter().map(|g| (g.sum, g.min, g.max))),
+                states: states_of(
+                    &kernels.unique,
+                    &counts,
+                    list.iter().map(|g| (g.sum, g.min, g.max)),
+                ),
             }
         })
         .collect();
@@ -463,7 +483,7 @@ fn one_value_path(
         groups.push(Groups {
             codes: vec![None],
             rows: vec![count],
-            states: states_of(specs, &[count], std::iter::once((sum, min, max))),
+            states: states_of(&kernels.unique, &[count], std::iter::once((sum, min, max))),
         });
     }
     Ok(Computed {
@@ -483,7 +503,7 @@ fn one_value_path(
 
 /// Kernel states from (sum, min, max) per group, all values present.
 fn states_of(
-    specs: &[Option<AggSpec>],
+    specs: &[AggSpec],
     counts: &[u64],
     aggregates: impl Iterator<Item = (i128, i64, i64)>,
 ) -> Vec<State> {
@@ -495,7 +515,6 @@ fn states_of(
     }
     specs
         .iter()
-        .flatten()
         .map(|spec| {
             let n = counts.to_vec();
             match spec.func {
@@ -516,7 +535,7 @@ fn columns_path(
     table: &Table,
     keys: &GroupKeys,
     lanes: &[Lane],
-    specs: &[Option<AggSpec>],
+    specs: &[AggSpec],
     progress: &dyn Progress,
 ) -> Result<Computed> {
     let workers = pool.workers().max(1);
@@ -528,12 +547,11 @@ fn columns_path(
             columns: lanes.iter().map(|l| l.parts[p].column(l.kind)).collect(),
         });
     }
-    let specs: Vec<AggSpec> = specs.iter().flatten().copied().collect();
     let options = ColumnsOptions {
         max_code: Some(keys.max_code),
         expected_groups: (table.rows() / 8).clamp(16, 1 << 16),
     };
-    let result = columns::aggregate(pool, &segments, &specs, &options, progress)?;
+    let result = columns::aggregate(pool, &segments, specs, &options, progress)?;
     Ok(Computed {
         groups: result.groups,
         path: AggregatePath::Columns,
@@ -562,9 +580,9 @@ fn build_result(
     request: &AggregateRequest,
     lanes: &[Lane],
     groups: &[Groups],
+    kernels: &Kernels,
 ) -> Result<Table> {
     let schema = plan.schema();
-    let mut state_index = 0;
     let slots: Vec<output::Slot<'_>> = request
         .aggregates
         .iter()
@@ -572,10 +590,7 @@ fn build_result(
         .enumerate()
         .map(|(i, (aggregate, input))| {
             let lane_index = input.map(|i| i - plan.keys);
-            let state = (aggregate.func != AggFunc::CountRows).then(|| {
-                state_index += 1;
-                state_index - 1
-            });
+            let state = kernels.of[i];
             let column = input.and_then(|i| table.column_index(&plan.read[i]).ok());
             let input_scale = column.map_or(0, |c| match table.schema().field(c).data_type() {
                 arrow_schema::DataType::Decimal32(_, s)

@@ -148,6 +148,10 @@ fn number_part(array: &ArrayRef, wide_unsigned: bool) -> Result<(LaneKind, PartL
                     .collect(),
             ),
         ),
+        // Up to 18 digits fit in 64 bits, whose sums need no overflow checks.
+        Decimal128(p, _) if *p <= 18 => {
+            (LaneKind::Int, widen_ints::<Decimal128Type>(a, |v| v as i64))
+        }
         Decimal128(..) => (LaneKind::Wide, Owned::None),
         Int8 => (LaneKind::Int, widen_ints::<Int8Type>(a, i64::from)),
         Int16 => (LaneKind::Int, widen_ints::<Int16Type>(a, i64::from)),
@@ -301,7 +305,7 @@ pub(crate) fn lane(pool: &Pool, table: &Table, column: usize, needs_values: bool
 fn number_kind_of(data_type: &DataType, wide_unsigned: bool) -> LaneKind {
     match data_type {
         DataType::Float16 | DataType::Float32 | DataType::Float64 => LaneKind::Float,
-        DataType::Decimal128(..) => LaneKind::Wide,
+        DataType::Decimal128(p, _) if *p > 18 => LaneKind::Wide,
         DataType::UInt64 if wide_unsigned => LaneKind::Wide,
         DataType::Dictionary(_, values) => number_kind_of(values, wide_unsigned),
         _ => LaneKind::Int,

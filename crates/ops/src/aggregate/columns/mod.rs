@@ -49,6 +49,18 @@ pub enum Values<'a> {
     None,
 }
 
+impl<'a> Values<'a> {
+    /// Rows `start..end` (a column without values stays without).
+    pub fn slice(&self, start: usize, end: usize) -> Values<'a> {
+        match *self {
+            Values::I64(v) => Values::I64(&v[start..end]),
+            Values::I128(v) => Values::I128(&v[start..end]),
+            Values::F64(v) => Values::F64(&v[start..end]),
+            Values::None => Values::None,
+        }
+    }
+}
+
 /// A validity bitmap in Arrow's layout: bit `offset + i` (least
 /// significant first) set when row i is valid.
 #[derive(Clone, Copy, Debug)]

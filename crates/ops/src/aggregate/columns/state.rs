@@ -9,7 +9,7 @@
 //! summed in input order; MIN and MAX of floats follow the total order with
 //! every NaN above +infinity, as SQL engines do.
 
-use crate::aggregate::columns::{Func, ValueColumn, Values};
+use crate::aggregate::columns::{Func, Validity, ValueColumn, Values};
 use crate::error::{OpsError, Result};
 
 /// The total-order key of a float (NaN greatest, -0.0 equal to 0.0).
@@ -126,6 +126,9 @@ impl State {
         start: usize,
         aggregate: usize,
     ) -> Result<()> {
+        if column.valid.is_none() {
+            return self.update_all_valid(groups, column, start, aggregate);
+        }
         let valid = |i: usize| column.valid.as_ref().is_none_or(|v| v.get(start + i));
         match (self, &column.values) {
             (State::Count { n }, _) => {
@@ -223,6 +226,66 @@ impl State {
 }
 
 impl State {
+    /// [`State::update`] for a column without nulls: one tight loop per
+    /// aggregate and type.
+    fn update_all_valid(
+        &mut self,
+        groups: &[u32],
+        column: &ValueColumn<'_>,
+        start: usize,
+        aggregate: usize,
+    ) -> Result<()> {
+        let end = start + groups.len();
+        match (self, &column.values) {
+            (State::Count { n }, _) => {
+                for &g in groups {
+                    n[g as usize] += 1;
+                }
+            }
+            (State::SumInt { sum, n }, Values::I64(values)) => {
+                for (&g, &v) in groups.iter().zip(&values[start..end]) {
+                    sum[g as usize] += i128::from(v);
+                    n[g as usize] += 1;
+                }
+            }
+            (State::SumFloat { sum, n }, Values::F64(values)) => {
+                for (&g, &v) in groups.iter().zip(&values[start..end]) {
+                    sum[g as usize] += v;
+                    n[g as usize] += 1;
+                }
+            }
+            (State::MinInt { v, n }, Values::I64(values)) => {
+                for (&g, &x) in groups.iter().zip(&values[start..end]) {
+                    let (g, x) = (g as usize, i128::from(x));
+                    if x < v[g] {
+                        v[g] = x;
+                    }
+                    n[g] += 1;
+                }
+            }
+            (State::MaxInt { v, n }, Values::I64(values)) => {
+                for (&g, &x) in groups.iter().zip(&values[start..end]) {
+                    let (g, x) = (g as usize, i128::from(x));
+                    if x > v[g] {
+                        v[g] = x;
+                    }
+                    n[g] += 1;
+                }
+            }
+            (state, _) => {
+                // The rarer kinds (128-bit values, float extremes) share the
+                // general loop; an all-valid bitmap costs little there.
+                let ones = vec![0xFFu8; groups.len().div_ceil(8) + 1];
+                let column = ValueColumn {
+                    values: column.values.slice(start, end),
+                    valid: Some(Validity::new(&ones, 0)),
+                };
+                return state.update(groups, &column, 0, aggregate);
+            }
+        }
+        Ok(())
+    }
+
     /// Merges group `from` of `other` (a state of the same aggregate) into
     /// group `into`.
     pub fn merge(
