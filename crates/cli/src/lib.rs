@@ -5,6 +5,7 @@
 //! library crates; this crate only wires them to a terminal. `reduce` is
 //! the main job's built-in workload, shared with the benchmarks.
 
+pub mod allocator;
 pub mod args;
 pub mod chart;
 pub mod cluster_args;

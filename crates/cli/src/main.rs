@@ -4,9 +4,10 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use numakit_cli::{args::Cli, commands, logger};
+use numakit_cli::{allocator, args::Cli, commands, logger};
 
 fn main() -> ExitCode {
+    allocator::keep_freed_memory();
     let cli = Cli::parse();
     logger::init(cli.verbose, cli.quiet);
     match commands::dispatch(&cli) {

@@ -19,6 +19,7 @@
 mod estimate;
 pub mod output;
 pub mod spec;
+mod stream;
 pub(crate) mod values;
 
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use std::time::Instant;
 
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
+
 use serde::Serialize;
 
 use numakit_ops::aggregate::columns::{
@@ -68,6 +70,8 @@ pub enum AggregatePath {
     OneValue,
     /// The many-column aggregation.
     Columns,
+    /// The many-column aggregation on each batch of a file as it is read.
+    Streaming,
 }
 
 /// What a group-by did.
@@ -197,7 +201,11 @@ struct Kernels {
     of: Vec<Option<usize>>,
 }
 
-fn kernel_specs(request: &AggregateRequest, plan: &AggregatePlan, lanes: &[Lane]) -> Kernels {
+fn kernel_specs(
+    request: &AggregateRequest,
+    plan: &AggregatePlan,
+    is_float: impl Fn(usize) -> bool,
+) -> Kernels {
     let mut unique: Vec<AggSpec> = Vec::new();
     let of = request
         .aggregates
@@ -215,7 +223,7 @@ fn kernel_specs(request: &AggregateRequest, plan: &AggregatePlan, lanes: &[Lane]
             let spec = AggSpec {
                 column,
                 func,
-                float: lanes[column].kind.is_float(),
+                float: is_float(column),
             };
             Some(match unique.iter().position(|u| *u == spec) {
                 Some(i) => i,
@@ -259,7 +267,7 @@ pub fn run(
             lane(pool, table, c, needs_values)
         })
         .collect::<Result<_>>()?;
-    let specs = kernel_specs(request, &plan, &lanes);
+    let specs = kernel_specs(request, &plan, |c| lanes[c].kind.is_float());
     let mut phases = timer.finish();
     let one_value = lanes.len() <= 1
         && lanes
@@ -313,16 +321,11 @@ pub fn run(
     phases.extend(computed.phases);
     let mut timer = PhaseTimer::new(progress);
     timer.start("build result");
-    let result = build_result(
-        pool,
-        table,
-        &keys,
-        &plan,
-        request,
-        &lanes,
-        &computed.groups,
-        &specs,
-    )?;
+    let slots = slots(table, &plan, request, &lanes, &specs);
+    let groups = &computed.groups;
+    let result = result_table(pool, table, &plan, &slots, groups, |i| {
+        keys.decode(table, &groups[i].codes)
+    })?;
     phases.extend(timer.finish());
     let report = AggregateReport {
         input_rows: table.rows() as u64,
@@ -359,6 +362,17 @@ pub fn aggregate_input(
     progress: &dyn Progress,
 ) -> Result<AggregateOutcome> {
     let plan = AggregatePlan::new(request, &input.schema())?;
+    if let Input::File(source) = input {
+        if let Some(mut outcome) = stream_input(pool, source, &plan, request, options, progress)? {
+            if options.verify {
+                let (table, _) = input.columns(pool, &plan.read, &request.memory_limit)?;
+                options.check_verify_size(table.rows())?;
+                crate::reference::check_aggregate(&table, request, &outcome.table)?;
+                outcome.verified = true;
+            }
+            return Ok(outcome);
+        }
+    }
     progress.phase("load input");
     let (table, stats) = input.columns(pool, &plan.read, &request.memory_limit)?;
     options.check_verify_size(table.rows())?;
@@ -412,6 +426,94 @@ fn name_overflow(error: FrameError, request: &AggregateRequest, kernels: &Kernel
         "{named} leaves 128 bits while adding up some group (numakit adds decimals exactly in \
          128 bits)"
     ))
+}
+
+/// Whether a group-by can run while its file is read: no MIN or MAX of
+/// strings (they need every value's rank), no column read twice, and no
+/// method of the one-value kernels asked for.
+fn streamable(request: &AggregateRequest, plan: &AggregatePlan, schema: &Schema) -> bool {
+    let unique = plan
+        .read
+        .iter()
+        .enumerate()
+        .all(|(i, n)| !plan.read[..i].contains(n));
+    let byte_extremes = request.aggregates.iter().any(|a| {
+        matches!(a.func, AggFunc::Min | AggFunc::Max)
+            && a.column.as_ref().is_some_and(|c| {
+                schema
+                    .field_with_name(c)
+                    .is_ok_and(|f| spec::value_type(f.data_type()) == spec::ValueType::Bytes)
+            })
+    });
+    let kernel_method = request
+        .method
+        .is_some_and(|m| !matches!(m, AggMethod::Auto | AggMethod::Local));
+    unique && !byte_extremes && !kernel_method
+}
+
+/// The group-by streamed from `source`, `options.reps` times; `None` when
+/// it cannot stream (see [`streamable`]) or gives up for too many groups.
+fn stream_input(
+    pool: &Pool,
+    source: &numakit_io::Source,
+    plan: &AggregatePlan,
+    request: &AggregateRequest,
+    options: &RunOptions,
+    progress: &dyn Progress,
+) -> Result<Option<AggregateOutcome>> {
+    let file_schema = source.schema();
+    if !streamable(request, plan, &file_schema) {
+        return Ok(None);
+    }
+    let projection = source.project(Some(&plan.read))?;
+    let schema = projection.schema().clone();
+    let empty = Table::new(
+        source.path().display().to_string(),
+        schema.clone(),
+        Vec::new(),
+    )?;
+    let kernels = kernel_specs(request, plan, |c| {
+        spec::value_type(schema.field(plan.keys + c).data_type()) == spec::ValueType::Float
+    });
+    let slots = slots(&empty, plan, request, &[], &kernels);
+    let mut runs = Vec::new();
+    let mut result = None;
+    for _ in 0..options.reps.max(1) {
+        drop(result.take());
+        let started = Instant::now();
+        let mut timer = PhaseTimer::new(progress);
+        timer.start("read and aggregate");
+        let streamed = stream::stream(pool, source, &projection, plan.keys, &kernels.unique)
+            .map_err(|e| name_overflow(e, request, &kernels))?;
+        let stream::Streamed::Done { groups, keys, rows } = streamed else {
+            return Ok(None);
+        };
+        timer.start("build result");
+        let table = result_table(pool, &empty, plan, &slots, &groups, |i| Ok(keys[i].clone()))?;
+        let phases = timer.finish();
+        runs.push(AggregateReport {
+            input_rows: rows,
+            groups: table.rows() as u64,
+            key_encoding: KeyEncoding::PerWorker { columns: plan.keys },
+            path: AggregatePath::Streaming,
+            method: AggMethod::Local,
+            reason: "every worker aggregates the batches it decodes into its own groups, which \
+                     then merge by key; the file is never held whole"
+                .into(),
+            estimated_groups: None,
+            direct_index: Some(false),
+            phases,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        result = Some(table);
+    }
+    let table = result.ok_or_else(|| FrameError::InvalidRequest("nothing ran".into()))?;
+    Ok(Some(AggregateOutcome {
+        input: None,
+        runs,
+        table,
+        verified: false,
+    }))
 }
 
 struct Computed {
@@ -572,25 +674,21 @@ fn columns_path(
     })
 }
 
-fn build_result(
-    pool: &Pool,
+/// Where each aggregate's input and state are.
+fn slots<'a>(
     table: &Table,
-    keys: &GroupKeys,
     plan: &AggregatePlan,
-    request: &AggregateRequest,
-    lanes: &[Lane],
-    groups: &[Groups],
+    request: &'a AggregateRequest,
+    lanes: &'a [Lane],
     kernels: &Kernels,
-) -> Result<Table> {
-    let schema = plan.schema();
-    let slots: Vec<output::Slot<'_>> = request
+) -> Vec<output::Slot<'a>> {
+    request
         .aggregates
         .iter()
         .zip(&plan.inputs)
         .enumerate()
         .map(|(i, (aggregate, input))| {
             let lane_index = input.map(|i| i - plan.keys);
-            let state = kernels.of[i];
             let column = input.and_then(|i| table.column_index(&plan.read[i]).ok());
             let input_scale = column.map_or(0, |c| match table.schema().field(c).data_type() {
                 arrow_schema::DataType::Decimal32(_, s)
@@ -602,12 +700,25 @@ fn build_result(
                 aggregate,
                 field: plan.fields[plan.keys + i].clone(),
                 column,
-                lane: lane_index.map(|l| &lanes[l]),
-                state,
+                lane: lane_index.and_then(|l| lanes.get(l)),
+                state: kernels.of[i],
                 input_scale,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The result table: per output of groups, its key columns (`keys(i)`)
+/// and every aggregate's column.
+fn result_table(
+    pool: &Pool,
+    table: &Table,
+    plan: &AggregatePlan,
+    slots: &[output::Slot<'_>],
+    groups: &[Groups],
+    keys: impl Fn(usize) -> Result<Vec<ArrayRef>> + Sync,
+) -> Result<Table> {
+    let schema = plan.schema();
     let workers = pool.workers().max(1);
     let batches = try_per_part(
         pool,
@@ -615,8 +726,8 @@ fn build_result(
         |i| i % workers,
         |i| {
             let g = &groups[i];
-            let mut arrays: Vec<ArrayRef> = keys.decode(table, &g.codes)?;
-            for slot in &slots {
+            let mut arrays: Vec<ArrayRef> = keys(i)?;
+            for slot in slots {
                 arrays.push(output::column(table, g, slot)?);
             }
             RecordBatch::try_new(schema.clone(), arrays)

@@ -147,13 +147,10 @@ fn extremes(
     v: &[i128],
     present: &impl Fn(usize) -> bool,
 ) -> Result<ArrayRef> {
-    let lane = slot
-        .lane
-        .ok_or_else(|| FrameError::InvalidRequest("MIN/MAX without a column".into()))?;
     let column = slot
         .column
         .ok_or_else(|| FrameError::InvalidRequest("MIN/MAX without a column".into()))?;
-    if lane.kind == LaneKind::Rank {
+    if let Some(lane) = slot.lane.filter(|l| l.kind == LaneKind::Rank) {
         let rows: Vec<_> = v
             .iter()
             .enumerate()

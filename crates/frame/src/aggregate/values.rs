@@ -66,7 +66,7 @@ pub(crate) struct Lane {
 }
 
 impl PartLane {
-    fn in_place(array: &ArrayRef) -> Self {
+    pub(crate) fn in_place(array: &ArrayRef) -> Self {
         PartLane {
             data: array.to_data(),
             owned: Owned::None,
@@ -130,7 +130,7 @@ fn widen_floats<T: ArrowPrimitiveType>(array: &dyn Array, f: impl Fn(T::Native) 
 }
 
 /// The lane of one part of an integer-like or float column.
-fn number_part(array: &ArrayRef, wide_unsigned: bool) -> Result<(LaneKind, PartLane)> {
+pub(crate) fn number_part(array: &ArrayRef, wide_unsigned: bool) -> Result<(LaneKind, PartLane)> {
     use DataType::*;
     let a = array.as_ref();
     let (kind, owned) = match array.data_type() {

@@ -87,40 +87,50 @@ pub(crate) struct ColumnBytes<'a> {
     parts: Vec<BytePart<'a>>,
 }
 
+impl<'a> BytePart<'a> {
+    fn of(array: &'a ArrayRef, worker: usize) -> Result<Self> {
+        let nulls = array.logical_nulls().filter(|n| n.null_count() > 0);
+        let rows = array.len();
+        let (values, indices) = match array.data_type() {
+            DataType::Dictionary(..) => {
+                let dictionary = array.as_any_dictionary();
+                if dictionary.values().is_empty() {
+                    // Every row is null.
+                    (None, None)
+                } else {
+                    (
+                        Some(ByteArray::of(dictionary.values().as_ref())?),
+                        Some(dictionary.normalized_keys()),
+                    )
+                }
+            }
+            _ => (Some(ByteArray::of(array.as_ref())?), None),
+        };
+        Ok(BytePart {
+            values,
+            indices,
+            nulls,
+            rows,
+            worker,
+        })
+    }
+}
+
 impl<'a> ColumnBytes<'a> {
     pub(crate) fn new(table: &'a Table, column: usize) -> Result<Self> {
         let parts = table
             .parts()
             .iter()
-            .map(|part| {
-                let array: &'a ArrayRef = part.batch.column(column);
-                let nulls = array.logical_nulls().filter(|n| n.null_count() > 0);
-                let rows = array.len();
-                let (values, indices) = match array.data_type() {
-                    DataType::Dictionary(..) => {
-                        let dictionary = array.as_any_dictionary();
-                        if dictionary.values().is_empty() {
-                            // Every row is null.
-                            (None, None)
-                        } else {
-                            (
-                                Some(ByteArray::of(dictionary.values().as_ref())?),
-                                Some(dictionary.normalized_keys()),
-                            )
-                        }
-                    }
-                    _ => (Some(ByteArray::of(array.as_ref())?), None),
-                };
-                Ok(BytePart {
-                    values,
-                    indices,
-                    nulls,
-                    rows,
-                    worker: part.worker,
-                })
-            })
+            .map(|part| BytePart::of(part.batch.column(column), part.worker))
             .collect::<Result<Vec<_>>>()?;
         Ok(ColumnBytes { parts })
+    }
+
+    /// One array, as the only part.
+    pub(crate) fn of_array(array: &'a ArrayRef) -> Result<Self> {
+        Ok(ColumnBytes {
+            parts: vec![BytePart::of(array, 0)?],
+        })
     }
 }
 

@@ -76,7 +76,7 @@ struct Entry {
 
 /// One hash table of distinct keys, with the keys' bytes in an arena.
 #[derive(Debug, Default)]
-struct KeyTable {
+pub(crate) struct KeyTable {
     /// 0 when empty; else the hash's upper half and (entry index + 1).
     slots: Vec<u64>,
     entries: Vec<Entry>,
@@ -86,7 +86,7 @@ struct KeyTable {
 const TAG_MASK: u64 = 0xFFFF_FFFF_0000_0000;
 
 impl KeyTable {
-    fn with_capacity(keys: usize) -> Self {
+    pub(crate) fn with_capacity(keys: usize) -> Self {
         let slots = (keys.max(8) * 2).next_power_of_two();
         KeyTable {
             slots: vec![0; slots],
@@ -95,11 +95,11 @@ impl KeyTable {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
-    fn key(&self, index: usize) -> &[u8] {
+    pub(crate) fn key(&self, index: usize) -> &[u8] {
         let e = &self.entries[index];
         &self.arena[e.start..e.start + e.len]
     }
@@ -141,7 +141,7 @@ impl KeyTable {
 
     /// The entry of `key`, inserted (with `representative`) if new.
     #[inline]
-    fn insert(&mut self, hash: u64, key: &[u8], representative: RowRef) -> u32 {
+    pub(crate) fn insert(&mut self, hash: u64, key: &[u8], representative: RowRef) -> u32 {
         match self.find(hash, key) {
             Ok(index) => index,
             Err(at) => {
@@ -196,6 +196,12 @@ const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 fn partition_bits(workers: usize) -> u32 {
     ((workers * 8).next_power_of_two().trailing_zeros()).min(12)
+}
+
+/// The dictionaries' hash of a key.
+#[inline]
+pub(crate) fn key_hash(key: &[u8]) -> u64 {
+    hash_of(SEED, key)
 }
 
 #[inline]

@@ -83,6 +83,9 @@ pub enum KeyEncoding {
     Packed { columns: usize, bits: u32 },
     /// Several columns' codes as byte rows, coded by a dictionary.
     TupleDictionary { columns: usize, distinct: u64 },
+    /// Codes of each worker's own, made as a file is read, and the
+    /// groups merged by their keys' values.
+    PerWorker { columns: usize },
 }
 
 impl KeyEncoding {
@@ -96,6 +99,9 @@ impl KeyEncoding {
             }
             KeyEncoding::TupleDictionary { columns, distinct } => {
                 format!("dictionary of {distinct} {columns}-column keys")
+            }
+            KeyEncoding::PerWorker { columns } => {
+                format!("{columns} column(s) coded by each worker as read, merged by value")
             }
         }
     }

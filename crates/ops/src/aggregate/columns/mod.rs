@@ -219,25 +219,30 @@ pub fn aggregate(
 }
 
 /// One worker's groups: the index and the aggregates by group number.
-struct Partial {
+/// Made empty, fed segment by segment ([`Partial::add`]), so a caller can
+/// stream batches through it as they are decoded, then merged with the
+/// other workers' ([`merge`]).
+pub struct Partial {
     index: GroupIndex,
     groups: Groups,
 }
 
-fn partial(
-    segments: &[Segment<'_>],
-    specs: &[AggSpec],
-    direct: Option<u64>,
-    opts: &ColumnsOptions,
-) -> Result<Partial> {
-    let mut index = match direct {
-        Some(max) => GroupIndex::direct(max),
-        None => GroupIndex::hashed(opts.expected_groups.min(1 << 22)),
-    };
-    let mut groups = Groups::new(specs);
-    groups.grow(index.groups().max(16));
-    let mut numbers = vec![0u32; BATCH_ROWS];
-    for segment in segments {
+impl Partial {
+    /// No groups yet; `direct`: codes are at most this and index their
+    /// groups directly; else a hash index sized for `expected` groups.
+    pub fn new(specs: &[AggSpec], direct: Option<u64>, expected: usize) -> Self {
+        let index = match direct {
+            Some(max) => GroupIndex::direct(max),
+            None => GroupIndex::hashed(expected.min(1 << 22)),
+        };
+        let mut groups = Groups::new(specs);
+        groups.grow(index.groups().max(16));
+        Partial { index, groups }
+    }
+
+    /// Adds the rows of `segment`.
+    pub fn add(&mut self, segment: &Segment<'_>, specs: &[AggSpec]) -> Result<()> {
+        let mut numbers = [0u32; BATCH_ROWS];
         let mut keyless = segment.keyless.iter().peekable();
         for start in (0..segment.codes.len()).step_by(BATCH_ROWS) {
             let end = (start + BATCH_ROWS).min(segment.codes.len());
@@ -250,23 +255,72 @@ fn partial(
                 } else {
                     Some(segment.codes[start + i])
                 };
-                *number = index.group(code);
+                *number = self.index.group(code);
             }
-            if groups.rows.len() < index.groups() {
-                groups.grow((index.groups() * 2).max(16));
+            if self.groups.rows.len() < self.index.groups() {
+                self.groups.grow((self.index.groups() * 2).max(16));
             }
             for &g in batch.iter() {
-                groups.rows[g as usize] += 1;
+                self.groups.rows[g as usize] += 1;
             }
             for (k, spec) in specs.iter().enumerate() {
                 let column = segment.columns.get(spec.column).ok_or_else(|| {
                     OpsError::InvalidArgument(format!("aggregate {k} reads a missing column"))
                 })?;
-                groups.states[k].update(batch, column, start, k)?;
+                self.groups.states[k].update(batch, column, start, k)?;
             }
         }
+        Ok(())
     }
-    Ok(Partial { index, groups })
+
+    /// Group numbers in use are below this (some may have no rows).
+    pub fn groups(&self) -> usize {
+        self.index.groups()
+    }
+
+    /// Rows of group `g`.
+    pub fn rows(&self, g: usize) -> u64 {
+        self.groups.rows.get(g).copied().unwrap_or(0)
+    }
+
+    /// The code of group `g` (`None`: the null group).
+    pub fn code(&self, g: usize) -> Option<u64> {
+        self.index.code(g)
+    }
+
+    /// The same groups under new codes, `code_of(g)` for group `g` (codes
+    /// that were local to a worker made global); groups keep their numbers.
+    pub fn recode(self, code_of: impl Fn(usize) -> Option<u64>) -> Partial {
+        let groups = self.index.groups();
+        let mut index = GroupIndex::hashed(groups);
+        for g in 0..groups {
+            let number = index.group(code_of(g));
+            debug_assert_eq!(number as usize, g, "two groups under one new code");
+        }
+        Partial {
+            index,
+            groups: self.groups,
+        }
+    }
+}
+
+/// Every worker's partial groups merged: each group once, in the output of
+/// the worker its code hashes to.
+pub fn merge(pool: &Pool, partials: &[Partial], specs: &[AggSpec]) -> Result<Vec<Groups>> {
+    merge_hashed(pool, partials, specs)
+}
+
+fn partial(
+    segments: &[Segment<'_>],
+    specs: &[AggSpec],
+    direct: Option<u64>,
+    opts: &ColumnsOptions,
+) -> Result<Partial> {
+    let mut partial = Partial::new(specs, direct, opts.expected_groups);
+    for segment in segments {
+        partial.add(segment, specs)?;
+    }
+    Ok(partial)
 }
 
 /// The worker that merges group `code`.

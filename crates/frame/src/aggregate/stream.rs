@@ -1,0 +1,575 @@
+//! Group-by of a file while it is read: the workers take the file's units
+//! one at a time, and each decoded batch is coded and aggregated into the
+//! worker's own groups at once and then dropped. The input is never held
+//! whole, so a run needs the memory of its groups, not of its input, and
+//! decoding overlaps with aggregating.
+//!
+//! Key codes must mean the same in every batch of a worker, so they are
+//! made batch by batch with state the worker keeps: 32- and 64-bit integer
+//! keys (dates, times, timestamps too) are their own codes, floats their
+//! total-order bits, strings and other values are numbered by a table of
+//! the worker's distinct keys (each value of a dictionary-encoded batch
+//! once). Several key columns are numbered as byte rows of their codes.
+//! At the end every worker's groups get a canonical byte form of their
+//! key, one dictionary over all workers' groups makes their codes global,
+//! and the groups merge by those codes (each worker merging its share).
+//!
+//! When a worker finds that its groups grow nearly as fast as its rows,
+//! streaming stops and the caller reads the file whole instead (the
+//! operators' partitioned methods then handle the many groups better).
+//! MIN and MAX of strings need the order of every value in the input, so
+//! they are not streamed.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, StringArray};
+use arrow_schema::{DataType, SchemaRef};
+
+use numakit_io::{Projection, Source};
+use numakit_ops::aggregate::columns::{self, AggSpec, Groups, Partial, Segment, ValueColumn};
+use numakit_pool::Pool;
+
+use crate::aggregate::spec::{value_type, ValueType};
+use crate::aggregate::values::{number_part, LaneKind, PartLane};
+use crate::error::{FrameError, Result};
+use crate::keys::decode::numbers_array;
+use crate::keys::dictionary::{key_hash, ByteKeys, Dictionary, KeyTable};
+use crate::keys::numbers::{each_number, raw_signed};
+use crate::keys::PartCodes;
+use crate::table::RowRef;
+
+/// A worker gives up streaming once it has this many groups...
+const GIVE_UP_GROUPS: usize = 1 << 16;
+/// ...and more than one group per this many rows.
+const GIVE_UP_ROWS_PER_GROUP: usize = 4;
+
+/// Whether streaming went through or gave up.
+pub(crate) enum Streamed {
+    Done {
+        groups: Vec<Groups>,
+        /// The key columns of the groups of each output, in order.
+        keys: Vec<Vec<ArrayRef>>,
+        rows: u64,
+    },
+    TooManyGroups,
+}
+
+/// How one key column's values become codes in a worker.
+enum Coder {
+    /// Integers of 32 or 64 bits: the value (sign-extended when signed).
+    Raw { signed: bool },
+    /// Floats: total-order bits.
+    Float,
+    /// Strings and binaries: numbers from the worker's table of them.
+    Bytes(KeyTable),
+    /// Anything else (wide decimals, booleans): numbers from a table of
+    /// their 16-byte values.
+    Wide(KeyTable),
+}
+
+impl Coder {
+    fn for_type(data_type: &DataType) -> Self {
+        match (value_type(data_type), raw_signed(data_type)) {
+            (ValueType::Float, _) => Coder::Float,
+            (ValueType::Bytes, _) => Coder::Bytes(KeyTable::with_capacity(64)),
+            (_, Some(signed)) => Coder::Raw { signed },
+            _ => Coder::Wide(KeyTable::with_capacity(64)),
+        }
+    }
+
+    /// The codes of a batch's column, nulls listed.
+    fn codes(&mut self, array: &ArrayRef) -> Result<PartCodes> {
+        match self {
+            Coder::Raw { .. } => crate::keys::numbers::raw_codes(array)
+                .ok_or_else(|| FrameError::InvalidRequest("a key column changed type".into())),
+            Coder::Float => number_codes(array.as_ref(), |v| v as u64),
+            Coder::Wide(table) => {
+                let mut numbers = Vec::with_capacity(array.len());
+                let mut invalid = Vec::new();
+                each_number(array.as_ref(), 1, |row, v| match v {
+                    Some(v) => {
+                        let bytes = v.to_be_bytes();
+                        numbers.push(u64::from(table.insert(key_hash(&bytes), &bytes, 0)));
+                    }
+                    None => {
+                        numbers.push(0);
+                        invalid.push(row as u32);
+                    }
+                })?;
+                Ok(PartCodes::new(numbers, invalid))
+            }
+            Coder::Bytes(table) => bytes_codes(table, array),
+        }
+    }
+
+    /// The canonical bytes of code `code` (appended to `out`).
+    fn canonical(&self, code: u64, out: &mut Vec<u8>) {
+        match self {
+            Coder::Raw { .. } | Coder::Float => out.extend_from_slice(&code.to_be_bytes()),
+            Coder::Bytes(table) | Coder::Wide(table) => {
+                let key = table.key(code as usize);
+                out.extend_from_slice(&(key.len() as u32).to_be_bytes());
+                out.extend_from_slice(key);
+            }
+        }
+    }
+}
+
+fn number_codes(array: &dyn Array, f: impl Fn(i128) -> u64) -> Result<PartCodes> {
+    let mut codes = Vec::with_capacity(array.len());
+    let mut invalid = Vec::new();
+    each_number(array, 1, |row, v| match v {
+        Some(v) => codes.push(f(v)),
+        None => {
+            codes.push(0);
+            invalid.push(row as u32);
+        }
+    })?;
+    Ok(PartCodes::new(codes, invalid))
+}
+
+/// A string or binary column's codes through the worker's `table`.
+fn bytes_codes(table: &mut KeyTable, array: &ArrayRef) -> Result<PartCodes> {
+    let keys = OneArray::new(array)?;
+    let mut insert = |key: &[u8], _: RowRef| table.insert(key_hash(key), key, 0);
+    let numbers = match keys.0.number_by_values(0, &mut insert) {
+        Some(numbers) => numbers,
+        None => (0..array.len())
+            .map(|row| match keys.0.key(0, row) {
+                Some(key) => insert(key, 0),
+                None => u32::MAX,
+            })
+            .collect(),
+    };
+    let invalid = numbers
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n == u32::MAX)
+        .map(|(row, _)| row as u32)
+        .collect();
+    Ok(PartCodes::new(
+        numbers
+            .into_iter()
+            .map(|n| if n == u32::MAX { 0 } else { u64::from(n) })
+            .collect(),
+        invalid,
+    ))
+}
+
+/// One array seen as the byte keys of a one-part table.
+struct OneArray<'a>(crate::keys::bytes::ColumnBytes<'a>);
+
+impl<'a> OneArray<'a> {
+    fn new(array: &'a ArrayRef) -> Result<Self> {
+        Ok(OneArray(crate::keys::bytes::ColumnBytes::of_array(array)?))
+    }
+}
+
+/// One worker's streaming state.
+struct Worker {
+    coders: Vec<Coder>,
+    /// For several key columns: the worker's table of their code rows.
+    tuples: Option<KeyTable>,
+    /// Two key columns numbered by tables: their codes pack into one word.
+    pair: bool,
+    partial: Partial,
+    rows: usize,
+}
+
+impl Worker {
+    fn new(key_types: &[DataType], specs: &[AggSpec]) -> Self {
+        let coders: Vec<Coder> = key_types.iter().map(Coder::for_type).collect();
+        let numbered = |c: &Coder| matches!(c, Coder::Bytes(_) | Coder::Wide(_));
+        Worker {
+            pair: coders.len() == 2 && coders.iter().all(numbered),
+            coders,
+            tuples: (key_types.len() > 1).then(|| KeyTable::with_capacity(64)),
+            partial: Partial::new(specs, None, 1024),
+            rows: 0,
+        }
+    }
+
+    /// The group codes of a batch: the key's code, or the number of its
+    /// row of column codes.
+    fn group_codes(&mut self, batch: &RecordBatch, keys: usize) -> Result<PartCodes> {
+        let columns: Vec<PartCodes> = (0..keys)
+            .map(|c| self.coders[c].codes(batch.column(c)))
+            .collect::<Result<_>>()?;
+        let Some(tuples) = &mut self.tuples else {
+            return Ok(columns
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| PartCodes::new(Vec::new(), Vec::new())));
+        };
+        if let Some(packed) = self.pair.then(|| pack_pair(&columns)).flatten() {
+            return Ok(packed);
+        }
+        let mut codes = Vec::with_capacity(batch.num_rows());
+        let mut row_bytes = Vec::with_capacity(9 * keys);
+        let mut cursors = vec![0usize; keys];
+        for row in 0..batch.num_rows() {
+            row_bytes.clear();
+            for (c, column) in columns.iter().enumerate() {
+                let null = column.invalid.get(cursors[c]) == Some(&(row as u32));
+                if null {
+                    cursors[c] += 1;
+                    row_bytes.push(0);
+                    row_bytes.extend_from_slice(&[0; 8]);
+                } else {
+                    row_bytes.push(1);
+                    row_bytes.extend_from_slice(&column.codes[row].to_be_bytes());
+                }
+            }
+            codes.push(u64::from(tuples.insert(
+                key_hash(&row_bytes),
+                &row_bytes,
+                0,
+            )));
+        }
+        Ok(PartCodes::new(codes, Vec::new()))
+    }
+
+    fn add(&mut self, batch: &RecordBatch, keys: usize, specs: &[AggSpec]) -> Result<()> {
+        let codes = self.group_codes(batch, keys)?;
+        let lanes: Vec<(LaneKind, PartLane)> = (keys..batch.num_columns())
+            .map(|c| lane_of(batch.column(c)))
+            .collect::<Result<_>>()?;
+        let segment = Segment {
+            codes: &codes.codes,
+            keyless: &codes.invalid,
+            columns: lanes
+                .iter()
+                .map(|(kind, lane)| lane.column(*kind))
+                .collect::<Vec<ValueColumn<'_>>>(),
+        };
+        self.partial.add(&segment, specs)?;
+        self.rows += batch.num_rows();
+        Ok(())
+    }
+
+    fn too_many_groups(&self) -> bool {
+        let groups = self.partial.groups();
+        groups > GIVE_UP_GROUPS && groups * GIVE_UP_ROWS_PER_GROUP > self.rows
+    }
+
+    /// The canonical key bytes of group `g`: per column a flag (0 null, 1
+    /// value) and the value's bytes.
+    fn canonical(&self, g: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let code = self.partial.code(g);
+        if let (true, Some(c)) = (self.pair, code) {
+            for (i, half) in [c >> 32, c & 0xFFFF_FFFF].into_iter().enumerate() {
+                if half == NULL_NUMBER {
+                    out.push(0);
+                } else {
+                    out.push(1);
+                    self.coders[i].canonical(half, &mut out);
+                }
+            }
+            return out;
+        }
+        match (&self.tuples, code) {
+            (None, None) => out.push(0),
+            (None, Some(c)) => {
+                out.push(1);
+                self.coders[0].canonical(c, &mut out);
+            }
+            (Some(tuples), Some(c)) => {
+                for (i, chunk) in tuples.key(c as usize).chunks(9).enumerate() {
+                    out.push(chunk[0]);
+                    if chunk[0] == 1 {
+                        let mut code = [0u8; 8];
+                        code.copy_from_slice(&chunk[1..9]);
+                        self.coders[i].canonical(u64::from_be_bytes(code), &mut out);
+                    }
+                }
+            }
+            (Some(_), None) => out.push(0),
+        }
+        out
+    }
+}
+
+/// The number that stands for a null in a packed pair.
+const NULL_NUMBER: u64 = 0xFFFF_FFFF;
+
+/// Two columns of table numbers packed into one word per row (a null as
+/// [`NULL_NUMBER`]), or `None` when a number does not fit 32 bits.
+fn pack_pair(columns: &[PartCodes]) -> Option<PartCodes> {
+    let (a, b) = (&columns[0], &columns[1]);
+    let fits = |c: &PartCodes| c.codes.iter().all(|&x| x < NULL_NUMBER);
+    if !fits(a) || !fits(b) {
+        return None;
+    }
+    let mut codes: Vec<u64> = a
+        .codes
+        .iter()
+        .zip(b.codes.iter())
+        .map(|(&x, &y)| (x << 32) | y)
+        .collect();
+    for &r in &a.invalid {
+        codes[r as usize] |= NULL_NUMBER << 32;
+    }
+    for &r in &b.invalid {
+        codes[r as usize] |= NULL_NUMBER;
+    }
+    Some(PartCodes::new(codes, Vec::new()))
+}
+
+/// The value lane of a batch's column: numbers, or only validity.
+fn lane_of(array: &ArrayRef) -> Result<(LaneKind, PartLane)> {
+    let plain = match array.data_type() {
+        DataType::Dictionary(_, values) if value_type(values) != ValueType::Bytes => {
+            arrow_cast::cast(array, values)
+                .map_err(|e| FrameError::arrow("unpacking a dictionary-encoded column", e))?
+        }
+        _ => array.clone(),
+    };
+    match value_type(plain.data_type()) {
+        ValueType::Bytes | ValueType::Other => Ok((LaneKind::Presence, PartLane::in_place(&plain))),
+        _ => {
+            let wide = matches!(plain.data_type(), DataType::UInt64)
+                && plain
+                    .as_primitive::<arrow_array::types::UInt64Type>()
+                    .iter()
+                    .flatten()
+                    .any(|v| v > i64::MAX as u64);
+            number_part(&plain, wide)
+        }
+    }
+}
+
+/// The canonical keys of every worker's groups, as byte keys.
+struct GroupRows<'w> {
+    rows: Vec<Vec<Vec<u8>>>,
+    _workers: std::marker::PhantomData<&'w ()>,
+}
+
+impl ByteKeys for GroupRows<'_> {
+    fn parts(&self) -> usize {
+        self.rows.len()
+    }
+    fn worker(&self, part: usize) -> usize {
+        part
+    }
+    fn rows(&self, part: usize) -> usize {
+        self.rows[part].len()
+    }
+    fn key(&self, part: usize, row: usize) -> Option<&[u8]> {
+        Some(&self.rows[part][row])
+    }
+}
+
+/// Reads and groups the projected file: key columns first, then value
+/// columns in the order `specs` name them.
+pub(crate) fn stream(
+    pool: &Pool,
+    source: &Source,
+    projection: &Projection,
+    keys: usize,
+    specs: &[AggSpec],
+) -> Result<Streamed> {
+    let schema = projection.schema().clone();
+    let key_types: Vec<DataType> = (0..keys)
+        .map(|c| schema.field(c).data_type().clone())
+        .collect();
+    let units = source.units();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let failure: Mutex<Option<FrameError>> = Mutex::new(None);
+    let workers = pool.broadcast(|_| {
+        let mut worker = Worker::new(&key_types, specs);
+        while !stop.load(Ordering::Relaxed) {
+            let unit = next.fetch_add(1, Ordering::Relaxed);
+            if unit >= units {
+                break;
+            }
+            let step = source
+                .read_unit(unit, projection)
+                .map_err(FrameError::from)
+                .and_then(|batches| batches.iter().try_for_each(|b| worker.add(b, keys, specs)));
+            if let Err(e) = step {
+                stop.store(true, Ordering::Relaxed);
+                if let Ok(mut f) = failure.lock() {
+                    f.get_or_insert(e);
+                }
+            } else if worker.too_many_groups() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        worker
+    })?;
+    if let Some(e) = failure.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Ok(Streamed::TooManyGroups);
+    }
+    merge(pool, &schema, keys, specs, workers)
+}
+
+fn merge(
+    pool: &Pool,
+    schema: &SchemaRef,
+    keys: usize,
+    specs: &[AggSpec],
+    workers: Vec<Worker>,
+) -> Result<Streamed> {
+    let rows = workers.iter().map(|w| w.rows as u64).sum();
+    let canonical = GroupRows {
+        rows: workers
+            .iter()
+            .map(|w| (0..w.partial.groups()).map(|g| w.canonical(g)).collect())
+            .collect(),
+        _workers: std::marker::PhantomData,
+    };
+    let (dictionary, codes) = Dictionary::build(pool, &canonical)?;
+    let partials: Vec<Partial> = workers
+        .into_iter()
+        .zip(&codes)
+        .map(|(w, c)| w.partial.recode(|g| Some(c.codes[g])))
+        .collect();
+    let groups = columns::merge(pool, &partials, specs)?;
+    let key_columns = groups
+        .iter()
+        .map(|g| {
+            let bytes: Vec<&[u8]> = g
+                .codes
+                .iter()
+                .map(|c| {
+                    let r = dictionary.representative(c.unwrap_or(0));
+                    canonical
+                        .key(crate::table::part_of(r), crate::table::row_of(r))
+                        .unwrap_or(&[])
+                })
+                .collect();
+            decode_keys(schema, keys, &bytes)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Streamed::Done {
+        groups,
+        keys: key_columns,
+        rows,
+    })
+}
+
+/// The key columns of groups from their canonical bytes.
+fn decode_keys(schema: &SchemaRef, keys: usize, rows: &[&[u8]]) -> Result<Vec<ArrayRef>> {
+    let mut cursors: Vec<&[u8]> = rows.to_vec();
+    (0..keys)
+        .map(|c| {
+            let data_type = schema.field(c).data_type();
+            let coder = Coder::for_type(data_type);
+            let values: Vec<Option<Vec<u8>>> = cursors
+                .iter_mut()
+                .map(|rest| {
+                    let (flag, tail) = rest.split_first().unwrap_or((&0, &[]));
+                    if *flag == 0 {
+                        *rest = tail;
+                        return None;
+                    }
+                    let len = match coder {
+                        Coder::Raw { .. } | Coder::Float => 8,
+                        _ => {
+                            let mut l = [0u8; 4];
+                            l.copy_from_slice(&tail[..4]);
+                            4 + u32::from_be_bytes(l) as usize
+                        }
+                    };
+                    let value = tail[..len].to_vec();
+                    *rest = &tail[len..];
+                    Some(value)
+                })
+                .collect();
+            decode_column(&coder, data_type, &values)
+        })
+        .collect()
+}
+
+fn decode_column(
+    coder: &Coder,
+    data_type: &DataType,
+    values: &[Option<Vec<u8>>],
+) -> Result<ArrayRef> {
+    let word = |v: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&v[..8]);
+        u64::from_be_bytes(w)
+    };
+    match coder {
+        Coder::Raw { signed } => {
+            let numbers: Vec<Option<i128>> = values
+                .iter()
+                .map(|v| {
+                    v.as_ref().map(|v| {
+                        let c = word(v);
+                        if *signed {
+                            i128::from(c as i64)
+                        } else {
+                            i128::from(c)
+                        }
+                    })
+                })
+                .collect();
+            numbers_array(&numbers, data_type)
+        }
+        Coder::Float => {
+            let numbers: Vec<Option<i128>> = values
+                .iter()
+                .map(|v| v.as_ref().map(|v| i128::from(word(v))))
+                .collect();
+            numbers_array(&numbers, data_type)
+        }
+        Coder::Wide(_) => {
+            let numbers: Vec<Option<i128>> = values
+                .iter()
+                .map(|v| {
+                    v.as_ref().map(|v| {
+                        let mut b = [0u8; 16];
+                        b.copy_from_slice(&v[4..20]);
+                        i128::from_be_bytes(b)
+                    })
+                })
+                .collect();
+            numbers_array(&numbers, data_type)
+        }
+        Coder::Bytes(_) => {
+            let text = matches!(value_type_of_bytes(data_type), Some(true));
+            let plain: ArrayRef = if text {
+                let strings: Vec<Option<&str>> = values
+                    .iter()
+                    .map(|v| {
+                        v.as_ref()
+                            .map(|v| std::str::from_utf8(&v[4..]).unwrap_or(""))
+                    })
+                    .collect();
+                std::sync::Arc::new(StringArray::from(strings))
+            } else {
+                let bytes: Vec<Option<&[u8]>> =
+                    values.iter().map(|v| v.as_ref().map(|v| &v[4..])).collect();
+                std::sync::Arc::new(BinaryArray::from(bytes))
+            };
+            if plain.data_type() == data_type {
+                Ok(plain)
+            } else {
+                arrow_cast::cast(&plain, data_type)
+                    .map_err(|e| FrameError::arrow("rebuilding a key column", e))
+            }
+        }
+    }
+}
+
+/// Whether a string-or-binary type holds text.
+fn value_type_of_bytes(data_type: &DataType) -> Option<bool> {
+    match data_type {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Some(true),
+        DataType::Dictionary(_, v) => value_type_of_bytes(v),
+        DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(_) => Some(false),
+        _ => None,
+    }
+}

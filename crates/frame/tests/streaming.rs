@@ -1,0 +1,138 @@
+//! Group-bys of files run while the file is read (the streaming path):
+//! several units per worker, keys of several kinds with nulls, checked
+//! against the plain reference; and the fall-back to reading the file
+//! whole when the groups grow as fast as the rows.
+
+use std::sync::Arc;
+
+use numakit_frame::aggregate::{aggregate_input, Aggregate, AggregatePath, AggregateRequest};
+use numakit_frame::{Input, MemoryLimit, RunOptions};
+use numakit_io::SourceOptions;
+use numakit_ops::timing::Silent;
+use numakit_placement::PlacementMode;
+use numakit_pool::{Pool, PoolBuilder};
+
+fn pool(threads: usize) -> Pool {
+    let topology = Arc::new(numakit_topology::discover().expect("topology"));
+    let threads = threads.min(topology.allowed.cpus.len().max(1));
+    PoolBuilder::new(topology)
+        .threads(threads)
+        .placement(PlacementMode::BestEffort)
+        .build()
+        .expect("pool")
+}
+
+/// A CSV file of `rows` rows: a string key with nulls, an integer key, a
+/// date, a float and an integer value with nulls.
+fn csv(rows: usize, distinct: usize) -> tempfile::NamedTempFile {
+    let mut text = String::from("name,id,day,price,qty\n");
+    for i in 0..rows {
+        let name = if i % 11 == 0 {
+            String::new()
+        } else {
+            format!("n{}", (i * 7) % distinct)
+        };
+        let qty = if i % 5 == 0 {
+            String::new()
+        } else {
+            format!("{}", i as i64 - 300)
+        };
+        text.push_str(&format!(
+            "{name},{},2024-01-{:02},{}.5,{qty}\n",
+            i % 13,
+            1 + i % 28,
+            i % 97
+        ));
+    }
+    let file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    file
+}
+
+fn request(keys: &[&str], aggs: &str) -> AggregateRequest {
+    AggregateRequest {
+        keys: keys.iter().map(|k| k.to_string()).collect(),
+        aggregates: Aggregate::parse_list(aggs).unwrap(),
+        method: None,
+        memory_limit: MemoryLimit::default(),
+    }
+}
+
+#[test]
+fn streamed_group_bys_agree_with_the_reference() {
+    let file = csv(5_000, 300);
+    // Units of 4 KiB: dozens per worker.
+    let options = SourceOptions {
+        csv_unit_bytes: 4096,
+        ..SourceOptions::default()
+    };
+    let input = Input::file(file.path(), &options).unwrap();
+    let verify = RunOptions {
+        verify: true,
+        ..RunOptions::default()
+    };
+    for threads in [1, 2] {
+        let pool = pool(threads);
+        for (keys, aggs) in [
+            (
+                &["name"][..],
+                "count,sum:qty,avg:price,min:day,max:qty,count:qty",
+            ),
+            (&["id"][..], "count,sum:price,min:price,max:day"),
+            (&["name", "id"][..], "count,sum:qty"),
+            (&["day", "name", "id"][..], "count,avg:qty"),
+            (&["price"][..], "count"),
+        ] {
+            let outcome = aggregate_input(&pool, &input, &request(keys, aggs), &verify, &Silent)
+                .unwrap_or_else(|e| panic!("{keys:?} {aggs}: {e}"));
+            assert!(outcome.verified);
+            let report = outcome.runs.last().unwrap();
+            assert_eq!(report.path, AggregatePath::Streaming, "{keys:?}");
+            assert_eq!(report.input_rows, 5_000);
+        }
+    }
+}
+
+#[test]
+fn too_many_groups_fall_back_to_reading_the_file_whole() {
+    let file = csv(300_000, 300_000);
+    let options = SourceOptions {
+        csv_unit_bytes: 1 << 16,
+        ..SourceOptions::default()
+    };
+    let input = Input::file(file.path(), &options).unwrap();
+    let pool = pool(2);
+    let outcome = aggregate_input(
+        &pool,
+        &input,
+        &request(&["name"], "count,sum:qty"),
+        &RunOptions {
+            verify: true,
+            ..RunOptions::default()
+        },
+        &Silent,
+    )
+    .unwrap();
+    assert!(outcome.verified);
+    assert_ne!(outcome.runs.last().unwrap().path, AggregatePath::Streaming);
+}
+
+#[test]
+fn min_and_max_of_strings_are_not_streamed() {
+    let file = csv(2_000, 50);
+    let input = Input::file(file.path(), &SourceOptions::default()).unwrap();
+    let pool = pool(2);
+    let outcome = aggregate_input(
+        &pool,
+        &input,
+        &request(&["id"], "min:name,max:name"),
+        &RunOptions {
+            verify: true,
+            ..RunOptions::default()
+        },
+        &Silent,
+    )
+    .unwrap();
+    assert!(outcome.verified);
+    assert_ne!(outcome.runs.last().unwrap().path, AggregatePath::Streaming);
+}
