@@ -14,10 +14,12 @@ runs the same question as SQL in DuckDB, and compares the answers:
   keys, keys at the integer limits, an int64 key joined with a uint64 key,
   composite keys of 2 and 3 columns (two random int64 columns need more
   than 64 bits of packed code);
-- inputs as Parquet, CSV and Arrow IPC files;
+- inputs as Parquet (one row group and many), CSV (one byte range and
+  several, with quoted line breaks) and Arrow IPC files (many batches);
 - joins of all four kinds (with each join algorithm), aggregates with
   COUNT/SUM/MIN/MAX/AVG and the types numakit promises for them, sorts
   ascending and descending with nulls first and last;
+- `--json --verify`: the report's fields and row count;
 - where numakit refuses on purpose (a string key against an integer key,
   SUM overflowing Int64, ...), one `numakit: error:` line and exit code 2;
 - TPC-H from tpchgen-cli: Q1's grouping, orders joined with lineitem,
@@ -31,6 +33,7 @@ line per case, PASS or FAIL with a short difference and the command that
 reproduces it; the exit status is 1 when any case fails.
 
     python compare.py --numakit target/debug/numakit --workdir /tmp/x
+    python compare.py ... --suite tpch --tpch-sf 1 --only tpch/sort
     python compare.py --check      # are duckdb, pyarrow and tpchgen-cli here?
 """
 
@@ -38,6 +41,7 @@ import argparse
 import collections
 import datetime
 import decimal
+import json
 import math
 import random
 import shlex
@@ -757,6 +761,44 @@ def sort_shape_cases(suite, data):
     sort_case(suite, data, "arrow-ipc", "types_l", [("tstz", "desc"), ("id", "asc")], "first", fmt="arrow")
 
 
+def report_cases(suite, data):
+    """`--json --verify`: one JSON document with the promised fields, its
+    row count equal to DuckDB's, numakit's own reference agreeing."""
+    commands = {
+        "join": (["join", "--left", data.path("zipf_l"), "--right", data.path("zipf_r"), "--key", "k"],
+                 join_sql(data, "zipf_l", "zipf_r", ["k"], ["k"], "inner")),
+        "aggregate": (["aggregate", "--input", data.path("types_l"), "--key", "s", "--agg", "count,sum:i32"],
+                      agg_sql(data.view("types_l"), ["s"], ["count", ("sum", "i32")])),
+        "sort": (["sort", "--input", data.path("types_l"), "--key", "f64:desc"], "SELECT * FROM types_l"),
+    }
+    for command_name, (args, query) in commands.items():
+        name = f"json-report/{command_name}"
+        if not suite.wanted(name):
+            continue
+        suite.outputs += 1
+        out = str(suite.dir / f"out{suite.outputs}.parquet")
+        done, seconds, command = suite.run(args + ["--json", "--verify", "--out", out])
+        suite.report(name, report_problem(suite, done, query), command, f"{seconds:.1f} s", query)
+
+
+def report_problem(suite, done, query):
+    if done.returncode != 0:
+        return f"exit {done.returncode}: {done.stderr.strip()[:300]}"
+    try:
+        report = json.loads(done.stdout)
+    except ValueError as e:
+        return f"stdout is not one JSON document ({e}): {done.stdout[:200]!r}"
+    missing = [f for f in ("rows", "times", "seconds", "peak_rss_bytes") if f not in report]
+    if missing:
+        return f"report lacks {missing}"
+    want = suite.value(f"SELECT count(*) FROM ({query})")
+    if report["rows"] != want:
+        return f"report says {report['rows']} rows, DuckDB {want}"
+    if report.get("verified") is not True:
+        return f"--verify did not verify: {report.get('verified')!r}"
+    return None
+
+
 def refusal_cases(suite, data):
     """Where numakit refuses on purpose (DuckDB would cast or widen)."""
     tl, tr = data.path("types_l"), data.path("types_r")
@@ -786,6 +828,8 @@ def refusal_cases(suite, data):
 def tpch_cases(suite, scale, tpchgen):
     """TPC-H tables from tpchgen-cli, compared in DuckDB (EXCEPT ALL both
     ways: exact multisets, without pulling millions of rows into Python)."""
+    if suite.only and "tpch" not in suite.only:
+        return
     directory = suite.dir / f"tpch-sf{scale}"
     directory.mkdir(exist_ok=True)
     started = time.monotonic()
@@ -907,7 +951,7 @@ def main():
     if args.suite in ("types", "all"):
         data = make_data(workdir, suite.db)
         for family in (join_cases, join_shape_cases, aggregate_cases, aggregate_shape_cases,
-                       sort_cases, sort_shape_cases, refusal_cases):
+                       sort_cases, sort_shape_cases, report_cases, refusal_cases):
             family(suite, data)
     if args.suite in ("tpch", "all"):
         tpch_cases(suite, args.tpch_sf, tpchgen_path())
