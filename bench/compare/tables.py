@@ -304,8 +304,9 @@ def measure(name, files, args, tmp):
             if s == "numakit":
                 extra = [] if w.get("count") else ["--out", out]
                 wall, rss, _ = run_measured(numakit_cmd(args.numakit, name, files, args.threads, args.sf, extra))
+                in_memory = ["--in-memory"] if w["numakit"](files)[0] == "aggregate" else []
                 _, _, text = run_measured(numakit_cmd(args.numakit, name, files, args.threads, args.sf,
-                                                       ["--json", "--reps", "2", "--show", "0"]))
+                                                       ["--json", "--reps", "2", "--show", "0"] + in_memory))
                 report = json.loads(text)
                 times, count = report["times"], int(report["rows"])
             else:

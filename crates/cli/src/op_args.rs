@@ -165,6 +165,12 @@ pub struct AggregateArgs {
     #[arg(long, default_value = "auto", value_name = "LIST")]
     pub method: String,
 
+    /// Read the file whole before grouping (the operator's time then
+    /// excludes reading). By default a group-by of a file runs while the
+    /// file is read, holding only its groups in memory.
+    #[arg(long)]
+    pub in_memory: bool,
+
     /// Li Figure 10: every method over growing group counts (generated data).
     #[arg(long)]
     pub sweep: bool,

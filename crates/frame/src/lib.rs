@@ -46,6 +46,9 @@ pub struct RunOptions {
     pub verify: bool,
     /// Inputs with more rows than this are not verified (an error).
     pub verify_limit_rows: usize,
+    /// Run an operator that can while its file is read (else the file is
+    /// read whole first, and operator times exclude reading).
+    pub stream: bool,
 }
 
 impl Default for RunOptions {
@@ -54,6 +57,7 @@ impl Default for RunOptions {
             reps: 1,
             verify: false,
             verify_limit_rows: 50_000_000,
+            stream: true,
         }
     }
 }

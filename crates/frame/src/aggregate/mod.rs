@@ -362,7 +362,7 @@ pub fn aggregate_input(
     progress: &dyn Progress,
 ) -> Result<AggregateOutcome> {
     let plan = AggregatePlan::new(request, &input.schema())?;
-    if let Input::File(source) = input {
+    if let (Input::File(source), true) = (input, options.stream) {
         if let Some(mut outcome) = stream_input(pool, source, &plan, request, options, progress)? {
             if options.verify {
                 let (table, _) = input.columns(pool, &plan.read, &request.memory_limit)?;

@@ -182,11 +182,16 @@ impl Worker {
     fn new(key_types: &[DataType], specs: &[AggSpec]) -> Self {
         let coders: Vec<Coder> = key_types.iter().map(Coder::for_type).collect();
         let numbered = |c: &Coder| matches!(c, Coder::Bytes(_) | Coder::Wide(_));
+        let partial = if coders.len() == 1 && numbered(&coders[0]) {
+            Partial::dense(specs)
+        } else {
+            Partial::new(specs, None, 1024)
+        };
         Worker {
             pair: coders.len() == 2 && coders.iter().all(numbered),
-            coders,
             tuples: (key_types.len() > 1).then(|| KeyTable::with_capacity(64)),
-            partial: Partial::new(specs, None, 1024),
+            coders,
+            partial,
             rows: 0,
         }
     }

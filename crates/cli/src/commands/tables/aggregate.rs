@@ -71,8 +71,16 @@ pub fn run(pool: &Pool, path: &Path, args: &AggregateArgs, json: bool, quiet: bo
     let input = file_input(path, pool.workers())?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("aggregate");
-    let mut outcome =
-        aggregate_input(pool, &input, &request, &run_options(&args.common), &spinner)?;
+    let mut outcome = aggregate_input(
+        pool,
+        &input,
+        &request,
+        &numakit_frame::RunOptions {
+            stream: !args.in_memory,
+            ..run_options(&args.common)
+        },
+        &spinner,
+    )?;
     spinner.finish();
     if let Some(out) = &args.common.out {
         write_result(out, &outcome.table)?;

@@ -40,6 +40,7 @@ pub fn run_options(common: &OpCommon) -> numakit_frame::RunOptions {
         reps: common.reps,
         verify: common.verify,
         verify_limit_rows: crate::commands::opcommon::VERIFY_LIMIT_ROWS,
+        stream: true,
     }
 }
 

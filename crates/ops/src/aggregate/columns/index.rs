@@ -14,6 +14,11 @@ pub enum GroupIndex {
     Direct {
         len: usize,
     },
+    /// Codes numbered densely from 0 as they come (a dictionary's): code
+    /// `c` is group `c + 1`, the null group is group 0; grows as needed.
+    Dense {
+        groups: usize,
+    },
     Hashed(HashIndex),
 }
 
@@ -30,10 +35,16 @@ impl GroupIndex {
         GroupIndex::Hashed(HashIndex::with_capacity(groups))
     }
 
+    /// A dense index (codes numbered from 0 as they come).
+    pub fn dense() -> Self {
+        GroupIndex::Dense { groups: 1 }
+    }
+
     /// Group numbers in use are below this.
     pub fn groups(&self) -> usize {
         match self {
             GroupIndex::Direct { len } => len + 1,
+            GroupIndex::Dense { groups } => *groups,
             GroupIndex::Hashed(h) => h.codes.len(),
         }
     }
@@ -44,6 +55,14 @@ impl GroupIndex {
         match (self, code) {
             (GroupIndex::Direct { .. }, Some(c)) => c as u32,
             (GroupIndex::Direct { len }, None) => *len as u32,
+            (GroupIndex::Dense { groups }, Some(c)) => {
+                let g = c as usize + 1;
+                if g >= *groups {
+                    *groups = g + 1;
+                }
+                g as u32
+            }
+            (GroupIndex::Dense { .. }, None) => 0,
             (GroupIndex::Hashed(h), code) => h.group(code),
         }
     }
@@ -52,6 +71,7 @@ impl GroupIndex {
     pub fn code(&self, g: usize) -> Option<u64> {
         match self {
             GroupIndex::Direct { len } => (g < *len).then_some(g as u64),
+            GroupIndex::Dense { .. } => g.checked_sub(1).map(|c| c as u64),
             GroupIndex::Hashed(h) => h.codes[g],
         }
     }

@@ -240,6 +240,17 @@ impl Partial {
         Partial { index, groups }
     }
 
+    /// No groups yet, for codes numbered densely from 0 (a dictionary's):
+    /// a code is its own group number, with no hashing.
+    pub fn dense(specs: &[AggSpec]) -> Self {
+        let mut groups = Groups::new(specs);
+        groups.grow(16);
+        Partial {
+            index: GroupIndex::dense(),
+            groups,
+        }
+    }
+
     /// Adds the rows of `segment`.
     pub fn add(&mut self, segment: &Segment<'_>, specs: &[AggSpec]) -> Result<()> {
         let mut numbers = [0u32; BATCH_ROWS];
