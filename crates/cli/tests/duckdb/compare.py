@@ -515,7 +515,7 @@ class Suite:
             problem = f"stderr is not one `numakit: error:` line: {done.stderr.strip()[:300]!r}"
         self.report(name, problem, command, f"{seconds:.1f} s")
         if problem is None:
-            print(f"     {lines[0][:200]}")
+            print(f"     stderr: {lines[0][:200]}")
 
 
 # ------------------------------------------------------------ the cases
