@@ -20,7 +20,7 @@ use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
 use crate::input::Input;
-use crate::keys::decode::gather;
+use crate::keys::decode::{gather, Gatherer, GATHER_ROWS};
 use crate::keys::{KeyEncoding, PartCodes, SortKey, SortKeys};
 use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
@@ -287,29 +287,37 @@ fn sorted(
         .memory_limit
         .check("the sorted result", projected_bytes(table, out_columns))?;
     let chunks = sorted.chunks();
-    let batches = try_per_part(
-        pool,
-        chunks.len(),
-        |c| chunks[c].worker,
-        |c| {
-            let refs: Vec<Option<RowRef>> =
-                chunks[c].tuples.iter().map(|t| Some(t.payload)).collect();
-            batch_of(table, out_columns, &refs)
-        },
-    )?;
-    drop(sorted);
-    let parts = batches
-        .into_iter()
-        .enumerate()
-        .filter(|(_, b)| b.num_rows() > 0)
-        .map(|(c, batch)| Part { batch, worker: c })
-        .collect();
     let schema = std::sync::Arc::new(
         table
             .schema()
             .project(out_columns)
             .map_err(|e| FrameError::arrow("choosing columns", e))?,
     );
+    let nulls = Gatherer::nulls(table, out_columns);
+    let batches = try_per_part(
+        pool,
+        chunks.len(),
+        |c| chunks[c].worker,
+        |c| {
+            let mut gatherer = Gatherer::new(table, out_columns, &nulls);
+            chunks[c]
+                .tuples
+                .chunks(GATHER_ROWS)
+                .map(|run| {
+                    let arrays = gatherer.gather(run.iter().map(|t| Some(t.payload)))?;
+                    RecordBatch::try_new(schema.clone(), arrays)
+                        .map_err(|e| FrameError::arrow("assembling the sort's result", e))
+                })
+                .collect::<Result<Vec<_>>>()
+        },
+    )?;
+    drop(sorted);
+    let parts = batches
+        .into_iter()
+        .enumerate()
+        .flat_map(|(c, list)| list.into_iter().map(move |batch| Part { batch, worker: c }))
+        .filter(|p| p.batch.num_rows() > 0)
+        .collect();
     phases.extend(timer.finish());
     Ok((phases, Table::new("the sorted result", schema, parts)?))
 }

@@ -103,6 +103,73 @@ pub(crate) fn numbers_array(values: &[Option<i128>], data_type: &DataType) -> Re
     })
 }
 
+/// Rows gathered at a time: the index list stays small and cached, and
+/// results come out as batches of this size.
+pub(crate) const GATHER_ROWS: usize = 1 << 16;
+
+/// Gathers chosen columns of a table by row references, a chunk of rows
+/// at a time, reusing its index list.
+pub(crate) struct Gatherer<'t> {
+    /// Per column: the parts' arrays and, last, a one-row null array.
+    sources: Vec<Vec<&'t dyn Array>>,
+    _nulls: Vec<ArrayRef>,
+    indices: Vec<(usize, usize)>,
+}
+
+impl<'t> Gatherer<'t> {
+    pub(crate) fn new(table: &'t Table, columns: &[usize], nulls: &'t [ArrayRef]) -> Self {
+        let sources = columns
+            .iter()
+            .zip(nulls)
+            .map(|(&c, null)| {
+                let mut s: Vec<&'t dyn Array> = table
+                    .parts()
+                    .iter()
+                    .map(|p| p.batch.column(c).as_ref())
+                    .collect();
+                s.push(null.as_ref());
+                s
+            })
+            .collect();
+        Gatherer {
+            sources,
+            _nulls: Vec::new(),
+            indices: Vec::with_capacity(GATHER_ROWS),
+        }
+    }
+
+    /// One-row null arrays for `columns` of `table` (what `new` borrows).
+    pub(crate) fn nulls(table: &Table, columns: &[usize]) -> Vec<ArrayRef> {
+        columns
+            .iter()
+            .map(|&c| new_null_array(table.schema().field(c).data_type(), 1))
+            .collect()
+    }
+
+    /// The columns at `rows` (`None` gives nulls).
+    pub(crate) fn gather(
+        &mut self,
+        rows: impl Iterator<Item = Option<RowRef>>,
+    ) -> Result<Vec<ArrayRef>> {
+        let Some(first) = self.sources.first() else {
+            return Ok(Vec::new());
+        };
+        let null_source = first.len() - 1;
+        self.indices.clear();
+        self.indices.extend(rows.map(|r| match r {
+            Some(r) => (part_of(r), row_of(r)),
+            None => (null_source, 0),
+        }));
+        self.sources
+            .iter()
+            .map(|sources| {
+                arrow_select::interleave::interleave(sources, &self.indices)
+                    .map_err(|e| FrameError::arrow("gathering result rows", e))
+            })
+            .collect()
+    }
+}
+
 /// Column `column` of `table` at `rows` (`None` gives a null).
 pub(crate) fn gather(table: &Table, column: usize, rows: &[Option<RowRef>]) -> Result<ArrayRef> {
     let data_type = table.schema().field(column).data_type();
