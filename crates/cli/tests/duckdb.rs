@@ -56,7 +56,11 @@ fn python_or_skip() -> Option<PathBuf> {
         }
         return Some(python);
     }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/compare/.venv/bin/python");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("the workspace");
+    let venv = root.join("bench/compare/.venv/bin/python");
     let why = if venv.exists() {
         match usable(&venv) {
             Ok(()) => return Some(venv),
