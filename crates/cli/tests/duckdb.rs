@@ -10,9 +10,9 @@
 //! Without one the tests say `skipped` and pass, except under CI (`CI`
 //! set), where they fail.
 //!
-//! `NUMAKIT_TPCH_SF` sets the TPC-H scale factor (default 0.1, under a
-//! minute with the debug binary; SF 1 takes about four minutes on two
-//! cores). `NUMAKIT_DUCKDB_ONLY` runs only the cases whose names contain
+//! `NUMAKIT_TPCH_SF` sets the TPC-H scale factor (default 1, as the issue
+//! asks: about four minutes with the debug binary on two cores; 0.1 takes
+//! under a minute). `NUMAKIT_DUCKDB_ONLY` runs only the cases whose names contain
 //! one of its comma-separated parts. On a failure the generated tables and
 //! results are kept and their directory is named in the panic message.
 
@@ -21,7 +21,7 @@ use std::process::Command;
 use std::sync::{Mutex, PoisonError};
 
 /// The TPC-H scale factor when `NUMAKIT_TPCH_SF` is not set.
-const DEFAULT_TPCH_SF: &str = "0.1";
+const DEFAULT_TPCH_SF: &str = "1";
 
 /// The two tests run one after the other: both are CPU-bound and each
 /// numakit run uses every CPU.

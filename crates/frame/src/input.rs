@@ -34,6 +34,15 @@ impl Input {
         }
     }
 
+    /// The types the input declares (a file's own, before reading choices
+    /// such as dictionary arrays for strings).
+    pub fn declared_schema(&self) -> SchemaRef {
+        match self {
+            Input::File(source) => source.declared_schema(),
+            Input::Table(table) => table.schema().clone(),
+        }
+    }
+
     /// What the input is called in messages.
     pub fn name(&self) -> String {
         match self {
@@ -72,4 +81,65 @@ impl Input {
             }
         }
     }
+}
+
+/// `table` with each column whose declared type differs (a dictionary the
+/// reader chose for a string column) cast back to it: `declared[i]` is the
+/// type column i should have, if known.
+pub(crate) fn restore_types(
+    table: Table,
+    declared: &[Option<arrow_schema::DataType>],
+) -> Result<Table> {
+    let schema = table.schema().clone();
+    let casts: Vec<Option<arrow_schema::DataType>> = schema
+        .fields()
+        .iter()
+        .zip(declared.iter().chain(std::iter::repeat(&None)))
+        .map(|(f, want)| match want {
+            Some(t)
+                if t != f.data_type()
+                    && matches!(f.data_type(), arrow_schema::DataType::Dictionary(..)) =>
+            {
+                Some(t.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    if casts.iter().all(Option::is_none) {
+        return Ok(table);
+    }
+    let fields: Vec<arrow_schema::Field> = schema
+        .fields()
+        .iter()
+        .zip(&casts)
+        .map(|(f, c)| match c {
+            Some(t) => f.as_ref().clone().with_data_type(t.clone()),
+            None => f.as_ref().clone(),
+        })
+        .collect();
+    let restored = std::sync::Arc::new(arrow_schema::Schema::new(fields));
+    let parts = table
+        .parts()
+        .iter()
+        .map(|p| {
+            let columns = p
+                .batch
+                .columns()
+                .iter()
+                .zip(&casts)
+                .map(|(a, c)| match c {
+                    Some(t) => arrow_cast::cast(a, t)
+                        .map_err(|e| crate::FrameError::arrow("restoring a column's type", e)),
+                    None => Ok(a.clone()),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let batch = arrow_array::RecordBatch::try_new(restored.clone(), columns)
+                .map_err(|e| crate::FrameError::arrow("restoring a column's type", e))?;
+            Ok(crate::table::Part {
+                batch,
+                worker: p.worker,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Table::new(table.name().to_string(), restored, parts)
 }

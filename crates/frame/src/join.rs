@@ -429,6 +429,26 @@ pub fn join_inputs(
         let rows = runs.last().map_or(0, |r| r.rows);
         crate::reference::check_join(&ltable, &rtable, request, table.as_ref(), rows)?;
     }
+    let (ldeclared, rdeclared) = (left.declared_schema(), right.declared_schema());
+    let declared: Vec<Option<arrow_schema::DataType>> = plan
+        .left_out_names()
+        .iter()
+        .map(|n| {
+            ldeclared
+                .field_with_name(n)
+                .ok()
+                .map(|f| f.data_type().clone())
+        })
+        .chain(plan.right_out_names().iter().map(|n| {
+            rdeclared
+                .field_with_name(n)
+                .ok()
+                .map(|f| f.data_type().clone())
+        }))
+        .collect();
+    let table = table
+        .map(|t| crate::input::restore_types(t, &declared))
+        .transpose()?;
     Ok(JoinOutcome {
         left: lstats,
         right: rstats,

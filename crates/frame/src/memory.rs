@@ -241,7 +241,10 @@ mod tests {
             .check("anything", u64::MAX)
             .unwrap();
         let now = resident_bytes();
-        assert!(now > 0 && peak_resident_bytes() >= now, "the peak is read after");
+        assert!(
+            now > 0 && peak_resident_bytes() >= now,
+            "the peak is read after"
+        );
         assert!(MemoryLimit::default().bytes > 0);
     }
 }

@@ -251,6 +251,19 @@ pub fn sort_input(
     if options.verify {
         crate::reference::check_sort(&table, &request, &result)?;
     }
+    let declared_schema = input.declared_schema();
+    let declared: Vec<Option<arrow_schema::DataType>> = result
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| {
+            declared_schema
+                .field_with_name(f.name())
+                .ok()
+                .map(|d| d.data_type().clone())
+        })
+        .collect();
+    let result = crate::input::restore_types(result, &declared)?;
     Ok(SortOutcome {
         input: stats,
         runs,

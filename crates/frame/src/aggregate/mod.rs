@@ -370,6 +370,7 @@ pub fn aggregate_input(
                 crate::reference::check_aggregate(&table, request, &outcome.table)?;
                 outcome.verified = true;
             }
+            outcome.table = restore_output(outcome.table, request, &plan, input)?;
             return Ok(outcome);
         }
     }
@@ -396,6 +397,7 @@ pub fn aggregate_input(
     if options.verify {
         crate::reference::check_aggregate(&table, request, &result)?;
     }
+    let result = restore_output(result, request, &plan, input)?;
     Ok(AggregateOutcome {
         input: stats,
         runs,
@@ -426,6 +428,36 @@ fn name_overflow(error: FrameError, request: &AggregateRequest, kernels: &Kernel
         "{named} leaves 128 bits while adding up some group (numakit adds decimals exactly in \
          128 bits)"
     ))
+}
+
+/// The result with key, MIN and MAX columns in the types the input declares.
+fn restore_output(
+    result: Table,
+    request: &AggregateRequest,
+    plan: &AggregatePlan,
+    input: &Input,
+) -> Result<Table> {
+    let declared = input.declared_schema();
+    let type_of = |name: &str| {
+        declared
+            .field_with_name(name)
+            .ok()
+            .map(|f| f.data_type().clone())
+    };
+    let types: Vec<Option<arrow_schema::DataType>> = plan.read[..plan.keys]
+        .iter()
+        .map(|k| type_of(k))
+        .chain(
+            request
+                .aggregates
+                .iter()
+                .map(|a| match (a.func, &a.column) {
+                    (AggFunc::Min | AggFunc::Max, Some(c)) => type_of(c),
+                    _ => None,
+                }),
+        )
+        .collect();
+    crate::input::restore_types(result, &types)
 }
 
 /// Whether a group-by can run while its file is read: no MIN or MAX of

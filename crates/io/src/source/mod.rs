@@ -148,6 +148,16 @@ impl Source {
         }
     }
 
+    /// The schema the file declares: [`Source::schema`] before the reading
+    /// choices (Parquet string columns read as dictionaries are strings
+    /// here).
+    pub fn declared_schema(&self) -> SchemaRef {
+        match &self.units {
+            Units::Parquet(u) => u.declared_schema(),
+            _ => self.schema(),
+        }
+    }
+
     /// The columns named in `columns`, in that order (all when `None`),
     /// refusing unknown, repeated and ambiguous names.
     pub fn project(&self, columns: Option<&[String]>) -> Result<Projection> {

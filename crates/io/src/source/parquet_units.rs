@@ -24,6 +24,8 @@ const MAX_BATCH_ROWS: usize = 1 << 20;
 
 pub(crate) struct ParquetUnits {
     metadata: ArrowReaderMetadata,
+    /// The file's own Arrow schema (before dictionary hints).
+    declared: SchemaRef,
 }
 
 fn parquet_error(path: &Path) -> impl Fn(parquet::errors::ParquetError) -> IoError + '_ {
@@ -100,19 +102,27 @@ impl ParquetUnits {
         let file = File::open(path).map_err(|source| IoError::file("open", path, source))?;
         let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
             .map_err(parquet_error(path))?;
+        let declared = metadata.schema().clone();
         if keep_dictionaries {
             if let Some(schema) = dictionary_schema(&metadata) {
                 let options = ArrowReaderOptions::new().with_schema(schema);
                 let hinted = ArrowReaderMetadata::try_new(metadata.metadata().clone(), options)
                     .map_err(parquet_error(path))?;
-                return Ok(ParquetUnits { metadata: hinted });
+                return Ok(ParquetUnits {
+                    metadata: hinted,
+                    declared,
+                });
             }
         }
-        Ok(ParquetUnits { metadata })
+        Ok(ParquetUnits { metadata, declared })
     }
 
     pub(crate) fn schema(&self) -> SchemaRef {
         self.metadata.schema().clone()
+    }
+
+    pub(crate) fn declared_schema(&self) -> SchemaRef {
+        self.declared.clone()
     }
 
     pub(crate) fn len(&self) -> usize {
