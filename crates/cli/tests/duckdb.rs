@@ -10,8 +10,8 @@
 //! Without one the tests say `skipped` and pass, except under CI (`CI`
 //! set), where they fail.
 //!
-//! `NUMAKIT_TPCH_SF` sets the TPC-H scale factor (default 1, as the issue
-//! asks: about four minutes with the debug binary on two cores; 0.1 takes
+//! `NUMAKIT_TPCH_SF` sets the TPC-H scale factor (default 1, the smallest
+//! standard size: about four minutes with the debug binary on two cores; 0.1 takes
 //! under a minute). `NUMAKIT_DUCKDB_ONLY` runs only the cases whose names contain
 //! one of its comma-separated parts. On a failure the generated tables and
 //! results are kept and their directory is named in the panic message.
