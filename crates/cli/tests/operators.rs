@@ -307,3 +307,36 @@ fn bad_operator_input_gives_one_clear_line() {
     ];
     assert_error(&big, "--verify is limited");
 }
+
+#[test]
+fn results_of_every_type_print_as_a_table() {
+    use std::sync::Arc;
+
+    use arrow_array::{RecordBatch, StringArray, TimestampMicrosecondArray};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("t.parquet");
+    let batch = RecordBatch::try_from_iter(vec![
+        (
+            "ts",
+            Arc::new(
+                TimestampMicrosecondArray::from(vec![Some(1_000_000), None])
+                    .with_timezone("Asia/Kolkata"),
+            ) as arrow_array::ArrayRef,
+        ),
+        (
+            "s",
+            Arc::new(StringArray::from(vec![Some("a\nb"), None])) as _,
+        ),
+    ])
+    .unwrap();
+    numakit_io::write_batches(&input, &batch.schema(), &[batch], &Default::default()).unwrap();
+    let out = command::numakit(&["sort", "--input", p(&input), "--key", "ts"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1970-01-01T00:00:01Z"), "{text}");
+    assert!(text.contains("a b") && text.contains("2 rows"), "{text}");
+}

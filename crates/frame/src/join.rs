@@ -136,9 +136,24 @@ impl JoinPlan {
             push_unique(&mut left_read, l);
             push_unique(&mut right_read, r);
         }
+        // By default the keys come first, then the other left columns in
+        // their order (SQL's `JOIN ... USING`), whatever order the input
+        // holds them in.
         let left_names: Vec<String> = match &request.left_columns {
             Some(list) => list.clone(),
-            None => left.fields().iter().map(|f| f.name().clone()).collect(),
+            None => {
+                let mut names: Vec<String> = Vec::new();
+                for n in request
+                    .left_on
+                    .iter()
+                    .chain(left.fields().iter().map(|f| f.name()))
+                {
+                    if !names.contains(n) {
+                        names.push(n.clone());
+                    }
+                }
+                names
+            }
         };
         let mut fields = Vec::new();
         let mut left_out = Vec::new();
@@ -430,7 +445,9 @@ pub fn join_inputs(
         crate::reference::check_join(&ltable, &rtable, request, table.as_ref(), rows)?;
     }
     let (ldeclared, rdeclared) = (left.declared_schema(), right.declared_schema());
-    let declared: Vec<Option<arrow_schema::DataType>> = plan
+    // The result's columns in the order the loaded tables give them.
+    let loaded = JoinPlan::new(request, ltable.schema(), rtable.schema())?;
+    let declared: Vec<Option<arrow_schema::DataType>> = loaded
         .left_out_names()
         .iter()
         .map(|n| {
@@ -439,7 +456,7 @@ pub fn join_inputs(
                 .ok()
                 .map(|f| f.data_type().clone())
         })
-        .chain(plan.right_out_names().iter().map(|n| {
+        .chain(loaded.right_out_names().iter().map(|n| {
             rdeclared
                 .field_with_name(n)
                 .ok()

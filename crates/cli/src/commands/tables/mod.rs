@@ -196,10 +196,23 @@ pub fn head(result: &Table, rows: usize) -> Result<String> {
     Ok(out)
 }
 
+/// A column as it can be printed: timestamps in a named time zone (which
+/// need a time-zone database the formatter lacks) shown in UTC.
+fn printable(column: &arrow_array::ArrayRef) -> arrow_array::ArrayRef {
+    use arrow_array::Array;
+    match column.data_type() {
+        arrow_schema::DataType::Timestamp(unit, Some(tz)) if !tz.starts_with(['+', '-']) => {
+            let utc = arrow_schema::DataType::Timestamp(*unit, Some("+00:00".into()));
+            arrow_cast::cast(column, &utc).unwrap_or_else(|_| column.clone())
+        }
+        _ => column.clone(),
+    }
+}
+
 fn batch_rows(batch: &RecordBatch) -> Result<Vec<Vec<String>>> {
     let options = FormatOptions::default().with_null("null");
-    let formatters = batch
-        .columns()
+    let columns: Vec<arrow_array::ArrayRef> = batch.columns().iter().map(printable).collect();
+    let formatters = columns
         .iter()
         .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
         .collect::<Result<Vec<_>, _>>()?;
