@@ -655,6 +655,7 @@ fn states_of(
                 Func::Count => State::Count { n },
                 Func::Sum => State::SumInt {
                     sum: sums.clone(),
+                    carry: vec![0; n.len()],
                     n,
                 },
                 Func::Min => State::MinInt { v: mins.clone(), n },

@@ -56,17 +56,23 @@ pub(crate) fn column(table: &Table, groups: &Groups, slot: &Slot<'_>) -> Result<
         (AggFunc::Count | AggFunc::CountRows, _) => {
             Arc::new(Int64Array::from_iter_values(n.iter().map(|&c| c as i64)))
         }
-        (AggFunc::Sum, State::SumInt { sum, .. }) => int_sum(slot, sum, &present)?,
+        (AggFunc::Sum, State::SumInt { sum, carry, .. }) => {
+            let exact = exact_sums(slot, sum, carry, &present)?;
+            int_sum(slot, &exact)?
+        }
         (AggFunc::Sum, State::SumFloat { sum, .. }) => Arc::new(Float64Array::from_iter(
             sum.iter()
                 .enumerate()
                 .map(|(i, &s)| present(i).then_some(s)),
         )),
-        (AggFunc::Avg, State::SumInt { sum, .. }) => {
+        (AggFunc::Avg, State::SumInt { sum, carry, .. }) => {
             let divisor = 10f64.powi(slot.input_scale);
-            Arc::new(Float64Array::from_iter(sum.iter().enumerate().map(
-                |(i, &s)| present(i).then(|| s as f64 / divisor / n[i] as f64),
-            )))
+            let wraps = 2f64.powi(128);
+            Arc::new(Float64Array::from_iter(
+                sum.iter().zip(carry).enumerate().map(|(i, (&s, &c))| {
+                    present(i).then(|| (c as f64 * wraps + s as f64) / divisor / n[i] as f64)
+                }),
+            ))
         }
         (AggFunc::Avg, State::SumFloat { sum, .. }) => Arc::new(Float64Array::from_iter(
             sum.iter()
@@ -92,11 +98,35 @@ pub(crate) fn column(table: &Table, groups: &Groups, slot: &Slot<'_>) -> Result<
     Ok(out)
 }
 
-fn int_sum(slot: &Slot<'_>, sum: &[i128], present: &impl Fn(usize) -> bool) -> Result<ArrayRef> {
-    let values = sum
-        .iter()
+/// Each group's exact sum (`None` for a group without values); a sum that
+/// does not fit 128 bits is an error naming the column.
+fn exact_sums(
+    slot: &Slot<'_>,
+    sum: &[i128],
+    carry: &[i64],
+    present: &impl Fn(usize) -> bool,
+) -> Result<Vec<Option<i128>>> {
+    sum.iter()
+        .zip(carry)
         .enumerate()
-        .map(|(i, &s)| present(i).then_some(s));
+        .map(|(i, (&s, &c))| {
+            if !present(i) {
+                Ok(None)
+            } else if c == 0 {
+                Ok(Some(s))
+            } else {
+                Err(FrameError::Overflow(format!(
+                    "SUM of column {:?} does not fit 128 bits in some group (about {:e})",
+                    slot.aggregate.column.as_deref().unwrap_or("*"),
+                    c as f64 * 2f64.powi(128) + s as f64
+                )))
+            }
+        })
+        .collect()
+}
+
+fn int_sum(slot: &Slot<'_>, sums: &[Option<i128>]) -> Result<ArrayRef> {
+    let values = sums.iter().copied();
     Ok(match slot.field.data_type() {
         DataType::Int64 => Arc::new(
             values

@@ -33,13 +33,37 @@ fn order(value: f64) -> u64 {
 /// One aggregate's per-group state.
 #[derive(Clone, Debug, PartialEq)]
 pub enum State {
-    Count { n: Vec<u64> },
-    SumInt { sum: Vec<i128>, n: Vec<u64> },
-    SumFloat { sum: Vec<f64>, n: Vec<u64> },
-    MinInt { v: Vec<i128>, n: Vec<u64> },
-    MaxInt { v: Vec<i128>, n: Vec<u64> },
-    MinFloat { v: Vec<f64>, n: Vec<u64> },
-    MaxFloat { v: Vec<f64>, n: Vec<u64> },
+    Count {
+        n: Vec<u64>,
+    },
+    /// Exact integer sums: the sum is `carry * 2^128 + sum` (the 128-bit
+    /// sum wraps and `carry` counts the wraps), so a sum that leaves 128
+    /// bits on the way and comes back is still exact.
+    SumInt {
+        sum: Vec<i128>,
+        n: Vec<u64>,
+        carry: Vec<i64>,
+    },
+    SumFloat {
+        sum: Vec<f64>,
+        n: Vec<u64>,
+    },
+    MinInt {
+        v: Vec<i128>,
+        n: Vec<u64>,
+    },
+    MaxInt {
+        v: Vec<i128>,
+        n: Vec<u64>,
+    },
+    MinFloat {
+        v: Vec<f64>,
+        n: Vec<u64>,
+    },
+    MaxFloat {
+        v: Vec<f64>,
+        n: Vec<u64>,
+    },
 }
 
 impl State {
@@ -50,6 +74,7 @@ impl State {
             (Func::Sum, false) => State::SumInt {
                 sum: Vec::new(),
                 n: Vec::new(),
+                carry: Vec::new(),
             },
             (Func::Sum, true) => State::SumFloat {
                 sum: Vec::new(),
@@ -74,6 +99,15 @@ impl State {
         }
     }
 
+    /// The exact sum of group `g` of a [`State::SumInt`], or `None` when
+    /// it does not fit 128 bits (or the state is not an integer sum).
+    pub fn exact_sum(&self, g: usize) -> Option<i128> {
+        match self {
+            State::SumInt { sum, carry, .. } if carry[g] == 0 => Some(sum[g]),
+            _ => None,
+        }
+    }
+
     /// The non-null values seen per group.
     pub fn counts(&self) -> &[u64] {
         match self {
@@ -94,9 +128,10 @@ impl State {
         }
         match self {
             State::Count { n } => n.resize(groups, 0),
-            State::SumInt { sum, n } => {
+            State::SumInt { sum, n, carry } => {
                 sum.resize(groups, 0);
                 n.resize(groups, 0);
+                carry.resize(groups, 0);
             }
             State::SumFloat { sum, n } => {
                 sum.resize(groups, 0.0);
@@ -136,7 +171,7 @@ impl State {
                     n[g as usize] += u64::from(valid(i));
                 }
             }
-            (State::SumInt { sum, n }, Values::I64(values)) => {
+            (State::SumInt { sum, n, .. }, Values::I64(values)) => {
                 let values = &values[start..start + groups.len()];
                 if column.valid.is_none() {
                     for (&g, &v) in groups.iter().zip(values) {
@@ -152,14 +187,16 @@ impl State {
                     }
                 }
             }
-            (State::SumInt { sum, n }, Values::I128(values)) => {
+            (State::SumInt { sum, n, carry }, Values::I128(values)) => {
                 for (i, &g) in groups.iter().enumerate() {
                     if valid(i) {
-                        let s = &mut sum[g as usize];
-                        *s = s
-                            .checked_add(values[start + i])
-                            .ok_or(OpsError::SumOverflow { aggregate })?;
-                        n[g as usize] += 1;
+                        let (g, x) = (g as usize, values[start + i]);
+                        let (v, wrapped) = sum[g].overflowing_add(x);
+                        sum[g] = v;
+                        if wrapped {
+                            carry[g] += if x > 0 { 1 } else { -1 };
+                        }
+                        n[g] += 1;
                     }
                 }
             }
@@ -242,7 +279,7 @@ impl State {
                     n[g as usize] += 1;
                 }
             }
-            (State::SumInt { sum, n }, Values::I64(values)) => {
+            (State::SumInt { sum, n, .. }, Values::I64(values)) => {
                 for (&g, &v) in groups.iter().zip(&values[start..end]) {
                     sum[g as usize] += i128::from(v);
                     n[g as usize] += 1;
@@ -297,10 +334,20 @@ impl State {
     ) -> Result<()> {
         match (self, other) {
             (State::Count { n }, State::Count { n: m }) => n[into] += m[from],
-            (State::SumInt { sum, n }, State::SumInt { sum: s, n: m }) => {
-                sum[into] = sum[into]
-                    .checked_add(s[from])
-                    .ok_or(OpsError::SumOverflow { aggregate })?;
+            (
+                State::SumInt { sum, n, carry },
+                State::SumInt {
+                    sum: s,
+                    n: m,
+                    carry: c,
+                },
+            ) => {
+                let (v, wrapped) = sum[into].overflowing_add(s[from]);
+                sum[into] = v;
+                if wrapped {
+                    carry[into] += if s[from] > 0 { 1 } else { -1 };
+                }
+                carry[into] += c[from];
                 n[into] += m[from];
             }
             (State::SumFloat { sum, n }, State::SumFloat { sum: s, n: m }) => {

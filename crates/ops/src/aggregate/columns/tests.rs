@@ -279,47 +279,39 @@ proptest! {
 }
 
 #[test]
-fn wide_sums_that_overflow_fail_cleanly() {
-    let rows = vec![
-        Row {
-            code: Some(1),
-            int: None,
-            wide: Some(i128::MAX),
-            float: None,
-        },
-        Row {
-            code: Some(1),
-            int: None,
-            wide: Some(1),
-            float: None,
-        },
-    ];
+fn wide_sums_are_exact_even_when_they_leave_128_bits_on_the_way() {
     let pool = pool(1);
-    let codes = [1u64, 1];
-    let wides: Vec<i128> = rows.iter().map(|r| r.wide.unwrap_or(0)).collect();
-    let segments = vec![vec![Segment {
-        codes: &codes,
-        keyless: &[],
-        columns: vec![ValueColumn {
-            values: Values::I128(&wides),
-            valid: None,
-        }],
-    }]];
-    let specs = [AggSpec {
-        column: 0,
-        func: Func::Sum,
-        float: false,
-    }];
-    let err = aggregate(
-        &pool,
-        &segments,
-        &specs,
-        &ColumnsOptions::default(),
-        &Silent,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(err, OpsError::SumOverflow { aggregate: 0 }),
-        "{err}"
-    );
+    let p = i128::MAX - 5;
+    for (values, want) in [
+        (vec![p, p, -p], Some(p)),
+        (vec![p, -p, p], Some(p)),
+        (vec![-p, -p, p, 3], Some(-p + 3)),
+        (vec![p, p], None),
+        (vec![-p, -p, -p, p], None),
+    ] {
+        let codes = vec![1u64; values.len()];
+        let segments = vec![vec![Segment {
+            codes: &codes,
+            keyless: &[],
+            columns: vec![ValueColumn {
+                values: Values::I128(&values),
+                valid: None,
+            }],
+        }]];
+        let specs = [AggSpec {
+            column: 0,
+            func: Func::Sum,
+            float: false,
+        }];
+        let result = aggregate(
+            &pool,
+            &segments,
+            &specs,
+            &ColumnsOptions::default(),
+            &Silent,
+        )
+        .unwrap();
+        let groups = result.groups.iter().find(|g| !g.is_empty()).unwrap();
+        assert_eq!(groups.states[0].exact_sum(0), want, "{values:?}");
+    }
 }
