@@ -191,6 +191,18 @@ def make_data(kind, folder, sf, seed):
     return files
 
 
+def make_data_apart(kind, folder, sf, seed):
+    """make_data in a process of its own: a child forked from a parent that
+    holds gigabytes of generated data would report the parent's size as its
+    own peak (Linux keeps the peak across fork and exec)."""
+    code = ("import json, sys; sys.path.insert(0, %r); import tables; "
+            "print('RESULT', json.dumps(tables.make_data(%r, %r, %r, %r)))"
+            % (HERE, kind, folder, sf, seed))
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out.split("RESULT ", 1)[1])
+
+
 def run_measured(cmd, env=None):
     """Runs `cmd` and returns (wall seconds, peak RSS bytes, stdout)."""
     start = time.perf_counter()
@@ -393,7 +405,7 @@ def main():
             w = every[name]
             folder = os.path.join(args.data, w["data"] + (f"-sf{args.sf}" if w["data"] == "tpch" else ""))
             print(f"# {name}: preparing {folder}", file=sys.stderr, flush=True)
-            files = make_data(w["data"], folder, args.sf, args.seed)
+            files = make_data_apart(w["data"], folder, args.sf, args.seed)
             results.append(measure(name, {k: files[k] for k in w["files"]}, args, tmp))
     print(render(results, args))
     if args.json:

@@ -485,7 +485,15 @@ fn null_keys_form_one_group_on_both_paths() {
             None,
         );
         let (report, result) = checked(&pool, &input, &r).unwrap();
-        assert_eq!(report.path, AggregatePath::Columns);
+        // Null values take the many-column engine (batch by batch here).
+        assert!(
+            matches!(
+                report.path,
+                AggregatePath::Columns | AggregatePath::Streaming
+            ),
+            "{:?}",
+            report.path
+        );
         assert_same_rows(
             all(&result),
             vec![
@@ -572,7 +580,14 @@ fn composite_keys_keep_nulls_as_values() {
         let (report, result) = checked(
             &pool,
             &input,
-            &request(&["x", "y", "z"], vec![Aggregate::count_rows()], None),
+            // A named method keeps the group-by off the batch-by-batch
+            // path, so the keys are coded whole (here by the tuple
+            // dictionary, which this test is about).
+            &request(
+                &["x", "y", "z"],
+                vec![Aggregate::count_rows()],
+                Some(AggMethod::Local),
+            ),
         )
         .unwrap();
         assert!(

@@ -25,7 +25,7 @@ fn pool(threads: usize) -> Pool {
 /// A CSV file of `rows` rows: a string key with nulls, an integer key, a
 /// date, a float and an integer value with nulls.
 fn csv(rows: usize, distinct: usize) -> tempfile::NamedTempFile {
-    let mut text = String::from("name,id,day,price,qty\n");
+    let mut text = String::from("name,id,day,price,qty,row\n");
     for i in 0..rows {
         let name = if i % 11 == 0 {
             String::new()
@@ -38,10 +38,11 @@ fn csv(rows: usize, distinct: usize) -> tempfile::NamedTempFile {
             format!("{}", i as i64 - 300)
         };
         text.push_str(&format!(
-            "{name},{},2024-01-{:02},{}.5,{qty}\n",
+            "{name},{},2024-01-{:02},{}.5,{qty},{}\n",
             i % 13,
             1 + i % 28,
-            i % 97
+            i % 97,
+            i * 7919 % rows
         ));
     }
     let file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
@@ -102,19 +103,30 @@ fn too_many_groups_fall_back_to_reading_the_file_whole() {
     };
     let input = Input::file(file.path(), &options).unwrap();
     let pool = pool(2);
-    let outcome = aggregate_input(
+    let verify = RunOptions {
+        verify: true,
+        ..RunOptions::default()
+    };
+    let numbers = aggregate_input(
         &pool,
         &input,
-        &request(&["name"], "count,sum:qty"),
-        &RunOptions {
-            verify: true,
-            ..RunOptions::default()
-        },
+        &request(&["row"], "count,sum:qty"),
+        &verify,
         &Silent,
     )
     .unwrap();
-    assert!(outcome.verified);
-    assert_ne!(outcome.runs.last().unwrap().path, AggregatePath::Streaming);
+    assert!(numbers.verified);
+    assert_ne!(numbers.runs.last().unwrap().path, AggregatePath::Streaming);
+    let strings = aggregate_input(
+        &pool,
+        &input,
+        &request(&["name"], "count,sum:qty"),
+        &verify,
+        &Silent,
+    )
+    .unwrap();
+    assert!(strings.verified);
+    assert_ne!(strings.runs.last().unwrap().path, AggregatePath::Streaming);
 }
 
 #[test]

@@ -251,6 +251,11 @@ pub fn run(
         .iter()
         .map(|n| table.column_index(n))
         .collect::<Result<_>>()?;
+    if streamable(request, &plan, table.schema()) {
+        if let Some(done) = in_place(pool, table, &plan, &columns, request, progress)? {
+            return Ok(done);
+        }
+    }
     let mut timer = PhaseTimer::new(progress);
     timer.start("code keys");
     let keys = GroupKeys::encode(pool, table, &columns[..plan.keys])?;
@@ -460,9 +465,10 @@ fn restore_output(
     crate::input::restore_types(result, &types)
 }
 
-/// Whether a group-by can run while its file is read: no MIN or MAX of
-/// strings (they need every value's rank), no column read twice, and no
-/// method of the one-value kernels asked for.
+/// Whether a group-by can run batch by batch (while its file is read):
+/// no MIN or MAX of strings (they need every value's rank), no column read
+/// twice, and no method asked for by name (`--method local` means the
+/// operators' local method).
 fn streamable(request: &AggregateRequest, plan: &AggregatePlan, schema: &Schema) -> bool {
     let unique = plan
         .read
@@ -477,10 +483,59 @@ fn streamable(request: &AggregateRequest, plan: &AggregatePlan, schema: &Schema)
                     .is_ok_and(|f| spec::value_type(f.data_type()) == spec::ValueType::Bytes)
             })
     });
-    let kernel_method = request
-        .method
-        .is_some_and(|m| !matches!(m, AggMethod::Auto | AggMethod::Local));
-    unique && !byte_extremes && !kernel_method
+    let named_method = request.method.is_some_and(|m| m != AggMethod::Auto);
+    unique && !byte_extremes && !named_method
+}
+
+/// The group-by of a table in memory through the streaming engine, each
+/// worker over its own parts: no codes are made for the whole table first.
+/// `None` when it gives up for too many groups.
+fn in_place(
+    pool: &Pool,
+    table: &Table,
+    plan: &AggregatePlan,
+    columns: &[usize],
+    request: &AggregateRequest,
+    progress: &dyn Progress,
+) -> Result<Option<(AggregateReport, Table)>> {
+    let started = Instant::now();
+    let projected = table.project(columns)?;
+    let schema = projected.schema().clone();
+    let kernels = kernel_specs(request, plan, |c| {
+        spec::value_type(schema.field(plan.keys + c).data_type()) == spec::ValueType::Float
+    });
+    let empty = Table::new(table.name().to_string(), schema.clone(), Vec::new())?;
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("aggregate in place");
+    let streamed = stream::stream(
+        pool,
+        &stream::Feed::Table(&projected),
+        plan.keys,
+        &kernels.unique,
+        &request.memory_limit,
+    )
+    .map_err(|e| name_overflow(e, request, &kernels))?;
+    let stream::Streamed::Done { groups, keys, rows } = streamed else {
+        return Ok(None);
+    };
+    timer.start("build result");
+    let slots = slots(&empty, plan, request, &[], &kernels);
+    let result = result_table(pool, &empty, plan, &slots, &groups, |i| Ok(keys[i].clone()))?;
+    let report = AggregateReport {
+        input_rows: rows,
+        groups: result.rows() as u64,
+        key_encoding: KeyEncoding::PerWorker { columns: plan.keys },
+        path: AggregatePath::Streaming,
+        method: AggMethod::Local,
+        reason: "every worker aggregates its own parts batch by batch into its own groups, \
+                 which then merge by key"
+            .into(),
+        estimated_groups: None,
+        direct_index: Some(false),
+        phases: timer.finish(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok(Some((report, result)))
 }
 
 /// The group-by streamed from `source`, `options.reps` times; `None` when
@@ -515,8 +570,18 @@ fn stream_input(
         let started = Instant::now();
         let mut timer = PhaseTimer::new(progress);
         timer.start("read and aggregate");
-        let streamed = stream::stream(pool, source, &projection, plan.keys, &kernels.unique)
-            .map_err(|e| name_overflow(e, request, &kernels))?;
+        let feed = stream::Feed::File {
+            source,
+            projection: &projection,
+        };
+        let streamed = stream::stream(
+            pool,
+            &feed,
+            plan.keys,
+            &kernels.unique,
+            &request.memory_limit,
+        )
+        .map_err(|e| name_overflow(e, request, &kernels))?;
         let stream::Streamed::Done { groups, keys, rows } = streamed else {
             return Ok(None);
         };

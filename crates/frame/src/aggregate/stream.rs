@@ -38,7 +38,8 @@ use crate::keys::decode::numbers_array;
 use crate::keys::dictionary::{key_hash, ByteKeys, Dictionary, KeyTable};
 use crate::keys::numbers::{each_number, raw_signed};
 use crate::keys::PartCodes;
-use crate::table::RowRef;
+use crate::memory::MemoryLimit;
+use crate::table::{RowRef, Table};
 
 /// A worker gives up streaming once it has this many groups...
 const GIVE_UP_GROUPS: usize = 1 << 16;
@@ -254,6 +255,10 @@ impl Worker {
         Ok(())
     }
 
+    /// Whether the groups grow so fast that reading the input whole and
+    /// using the operators' partitioned methods would do better (the
+    /// merge here copies every group's key; with about as many groups as
+    /// rows that costs more than it saves).
     fn too_many_groups(&self) -> bool {
         let groups = self.partial.groups();
         groups > GIVE_UP_GROUPS && groups * GIVE_UP_ROWS_PER_GROUP > self.rows
@@ -367,33 +372,82 @@ impl ByteKeys for GroupRows<'_> {
     }
 }
 
-/// Reads and groups the projected file: key columns first, then value
-/// columns in the order `specs` name them.
+/// Where the batches come from.
+pub(crate) enum Feed<'a> {
+    /// A file's units, decoded by whichever worker takes them.
+    File {
+        source: &'a Source,
+        projection: &'a Projection,
+    },
+    /// A table in memory: each worker takes the parts it owns.
+    Table(&'a Table),
+}
+
+impl Feed<'_> {
+    fn schema(&self) -> SchemaRef {
+        match self {
+            Feed::File { projection, .. } => projection.schema().clone(),
+            Feed::Table(table) => table.schema().clone(),
+        }
+    }
+
+    fn units(&self) -> usize {
+        match self {
+            Feed::File { source, .. } => source.units(),
+            Feed::Table(table) => table.parts().len(),
+        }
+    }
+
+    /// Whether worker `w` (of `workers`) takes unit `unit` of a table.
+    fn owns(&self, unit: usize, w: usize, workers: usize) -> bool {
+        match self {
+            Feed::File { .. } => true,
+            Feed::Table(table) => table.parts()[unit].worker % workers == w,
+        }
+    }
+
+    fn read(&self, unit: usize) -> Result<Vec<RecordBatch>> {
+        match self {
+            Feed::File { source, projection } => Ok(source.read_unit(unit, projection)?),
+            Feed::Table(table) => Ok(vec![table.parts()[unit].batch.clone()]),
+        }
+    }
+}
+
+/// Groups the feed's batches: key columns first, then value columns in the
+/// order `specs` name them.
+/// The memory limit is checked before every unit (what the workers'
+/// groups hold shows in the process's resident size).
 pub(crate) fn stream(
     pool: &Pool,
-    source: &Source,
-    projection: &Projection,
+    feed: &Feed<'_>,
     keys: usize,
     specs: &[AggSpec],
+    limit: &MemoryLimit,
 ) -> Result<Streamed> {
-    let schema = projection.schema().clone();
+    let schema = feed.schema();
     let key_types: Vec<DataType> = (0..keys)
         .map(|c| schema.field(c).data_type().clone())
         .collect();
-    let units = source.units();
+    let units = feed.units();
+    let count = pool.workers().max(1);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<FrameError>> = Mutex::new(None);
-    let workers = pool.broadcast(|_| {
+    let workers = pool.broadcast(|ctx| {
         let mut worker = Worker::new(&key_types, specs);
+        let mut own = (0..units).filter(|&u| feed.owns(u, ctx.index, count));
         while !stop.load(Ordering::Relaxed) {
-            let unit = next.fetch_add(1, Ordering::Relaxed);
+            let unit = match feed {
+                Feed::File { .. } => next.fetch_add(1, Ordering::Relaxed),
+                Feed::Table(_) => own.next().unwrap_or(units),
+            };
             if unit >= units {
                 break;
             }
-            let step = source
-                .read_unit(unit, projection)
-                .map_err(FrameError::from)
+            let step = limit
+                .check("the group-by's groups", 0)
+                .and_then(|()| feed.read(unit))
                 .and_then(|batches| batches.iter().try_for_each(|b| worker.add(b, keys, specs)));
             if let Err(e) = step {
                 stop.store(true, Ordering::Relaxed);
