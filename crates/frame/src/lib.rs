@@ -31,6 +31,7 @@ pub mod reference;
 mod relation;
 pub mod sample;
 pub mod sort;
+mod sort_keys_only;
 pub mod table;
 #[cfg(test)]
 mod testing;

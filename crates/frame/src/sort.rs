@@ -79,6 +79,44 @@ pub struct SortReport {
     pub seconds: f64,
 }
 
+/// The sort of one integer key that is also the result's only column.
+fn keys_only(
+    pool: &Pool,
+    table: &Table,
+    key: &SortKey,
+    words: &[PartCodes],
+    mut timer: PhaseTimer<'_>,
+    started: Instant,
+    progress: &dyn Progress,
+) -> Result<(SortReport, Table)> {
+    timer.start("check order");
+    let input_order = if in_order(pool, table, words, true)? {
+        InputOrder::Sorted
+    } else if in_order(pool, table, words, false)? {
+        InputOrder::Reversed
+    } else {
+        InputOrder::Unsorted
+    };
+    timer.stop();
+    let (mut phases, output) = match input_order {
+        InputOrder::Sorted => (Vec::new(), table.project(&[key.column])?),
+        InputOrder::Reversed => (Vec::new(), reversed(pool, table, &[key.column])?),
+        InputOrder::Unsorted => crate::sort_keys_only::sort(pool, table, key, words, progress)?,
+    };
+    let mut all = timer.finish();
+    all.append(&mut phases);
+    Ok((
+        SortReport {
+            rows: table.rows() as u64,
+            key_encoding: KeyEncoding::Value,
+            input_order,
+            phases: all,
+            seconds: started.elapsed().as_secs_f64(),
+        },
+        output,
+    ))
+}
+
 /// Whether codes are non-decreasing (`ascending`) or non-increasing
 /// across the parts, in part order.
 fn in_order(pool: &Pool, table: &Table, codes: &[PartCodes], ascending: bool) -> Result<bool> {
@@ -130,6 +168,13 @@ pub fn run(
     };
     let mut timer = PhaseTimer::new(progress);
     timer.start("code keys");
+    if let ([key], [only]) = (keys.as_slice(), out_columns.as_slice()) {
+        if key.column == *only {
+            if let Some(words) = crate::sort_keys_only::words(pool, table, key)? {
+                return keys_only(pool, table, key, &words, timer, started, progress);
+            }
+        }
+    }
     let coded = SortKeys::encode(pool, table, &keys)?;
     timer.start("check order");
     let input_order = if in_order(pool, table, &coded.parts, true)? {

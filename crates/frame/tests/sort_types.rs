@@ -771,3 +771,50 @@ fn names_and_types_are_kept_including_dictionary_and_list_columns() {
         .collect();
     assert_eq!(names, ["when", "id"]);
 }
+
+/// A single integer-like key that is the result's only column is sorted
+/// as bare 64-bit words: every width, sign and temporal type, both
+/// directions, already-ordered, reversed and random inputs.
+#[test]
+fn a_lone_integer_key_is_sorted_as_bare_words() {
+    use arrow_array::{Date32Array, Int32Array, TimestampMicrosecondArray, UInt64Array};
+    let n = 5_000usize;
+    let mix = |i: usize| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let columns: Vec<ArrayRef> = vec![
+        arc(Int64Array::from_iter_values((0..n).map(|i| mix(i) as i64))),
+        arc(Int64Array::from_iter_values(
+            (0..n).map(|i| i as i64 - 2_500),
+        )),
+        arc(Int64Array::from_iter_values(
+            (0..n).map(|i| 2_500 - i as i64),
+        )),
+        arc(UInt64Array::from_iter_values((0..n).map(mix))),
+        arc(Int32Array::from_iter_values((0..n).map(|i| mix(i) as i32))),
+        arc(Date32Array::from_iter_values(
+            (0..n).map(|i| (mix(i) % 40_000) as i32 - 20_000),
+        )),
+        arc(
+            TimestampMicrosecondArray::from_iter_values((0..n).map(|i| mix(i) as i64))
+                .with_timezone("UTC"),
+        ),
+    ];
+    for pool in pools() {
+        for column in &columns {
+            let input = table(
+                "t",
+                vec![("k", column.clone())],
+                Layout {
+                    parts: 3,
+                    empty_part: false,
+                },
+                pool.workers(),
+            );
+            for descending in [false, true] {
+                let r = request(vec![by("k", descending, false)], Some(vec!["k"]));
+                let (report, result) = checked(&pool, &input, &r);
+                assert_eq!(report.key_encoding, KeyEncoding::Value);
+                assert_eq!(result.schema().field(0).data_type(), column.data_type());
+            }
+        }
+    }
+}

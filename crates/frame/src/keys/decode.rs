@@ -34,7 +34,7 @@ macro_rules! primitive {
 }
 
 /// Reinterprets an array as another type of the same physical layout.
-fn retyped(array: ArrayRef, data_type: &DataType) -> Result<ArrayRef> {
+pub(crate) fn retyped(array: ArrayRef, data_type: &DataType) -> Result<ArrayRef> {
     let data = array
         .to_data()
         .into_builder()

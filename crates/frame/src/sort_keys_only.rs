@@ -1,0 +1,155 @@
+//! The sort of a single integer-like column that is also the only column
+//! of the result (`sort --key ts --columns ts`, the shape of "sort 64M
+//! int64"): the values become order-preserving 64-bit words, are sorted
+//! alone (8 bytes a row, not a 16-byte (code, row) tuple), and come back
+//! as values. No row references, no gather.
+//!
+//! It applies to 32- and 64-bit integers, dates, times, timestamps and
+//! durations without nulls; everything else takes the general sort.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, UInt64Array};
+use arrow_schema::{DataType, Schema};
+
+use numakit_ops::sort::{sort_keys_owned, KeyChunk, KeyColumn, SortOptions};
+use numakit_ops::timing::{PhaseTime, PhaseTimer, Progress};
+use numakit_pool::Pool;
+
+use crate::error::{FrameError, Result};
+use crate::keys::decode::retyped;
+use crate::keys::numbers::{physical, Physical};
+use crate::keys::{PartCodes, SortKey};
+use crate::par::try_per_part;
+use crate::table::{Part, Table};
+
+const SIGN: u64 = 1 << 63;
+
+/// How the column's words are read back.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Width {
+    Signed64,
+    Signed32,
+    Unsigned64,
+}
+
+/// The order-preserving words of every part, if the key qualifies.
+pub(crate) fn words(pool: &Pool, table: &Table, key: &SortKey) -> Result<Option<Vec<PartCodes>>> {
+    let parts = table.parts();
+    let column = key.column;
+    let fits = parts.iter().all(|p| {
+        let a = p.batch.column(column);
+        a.null_count() == 0 && physical(a.as_ref()).is_some()
+    });
+    if !fits {
+        return Ok(None);
+    }
+    let flip = if key.descending { u64::MAX } else { 0 };
+    let coded = try_per_part(
+        pool,
+        parts.len(),
+        |p| parts[p].worker,
+        |p| {
+            let array = parts[p].batch.column(column);
+            let words: Vec<u64> = match physical(array.as_ref()) {
+                Some(Physical::I64(v)) => v.iter().map(|&x| (x as u64 ^ SIGN) ^ flip).collect(),
+                Some(Physical::I32(v)) => v
+                    .iter()
+                    .map(|&x| (i64::from(x) as u64 ^ SIGN) ^ flip)
+                    .collect(),
+                Some(Physical::U64(v)) => v.iter().map(|&x| x ^ flip).collect(),
+                None => return Err(FrameError::InvalidRequest("a sort key changed type".into())),
+            };
+            Ok(PartCodes::new(words, Vec::new()))
+        },
+    )?;
+    Ok(Some(coded))
+}
+
+fn width(data_type: &DataType) -> Result<Width> {
+    let empty = arrow_array::new_empty_array(data_type);
+    Ok(match physical(empty.as_ref()) {
+        Some(Physical::I64(_)) => Width::Signed64,
+        Some(Physical::I32(_)) => Width::Signed32,
+        Some(Physical::U64(_)) => Width::Unsigned64,
+        None => return Err(FrameError::InvalidRequest("not an integer sort key".into())),
+    })
+}
+
+/// Sorts the words and turns each sorted run into a batch of the column.
+pub(crate) fn sort(
+    pool: &Pool,
+    table: &Table,
+    key: &SortKey,
+    words: &[PartCodes],
+    progress: &dyn Progress,
+) -> Result<(Vec<PhaseTime>, Table)> {
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("build keys");
+    let workers = pool.workers().max(1);
+    let parts = table.parts();
+    let chunks = pool.broadcast(|ctx| -> Result<KeyChunk> {
+        let mine: Vec<usize> = (0..parts.len())
+            .filter(|&p| parts[p].worker % workers == ctx.index)
+            .collect();
+        let len = mine.iter().map(|&p| words[p].codes.len()).sum();
+        let mut chunk = KeyChunk::alloc(pool, ctx.index, ctx.node, len)?;
+        let mut at = 0;
+        for p in mine {
+            let w = &words[p].codes;
+            chunk.keys[at..at + w.len()].copy_from_slice(w);
+            at += w.len();
+        }
+        Ok(chunk)
+    })?;
+    let column = KeyColumn::from_chunks(chunks.into_iter().collect::<Result<Vec<_>>>()?);
+    timer.stop();
+    let sorted = sort_keys_owned(pool, column, &SortOptions::default(), progress)?;
+    let mut phases = timer.finish();
+    phases.extend(sorted.phases.iter().cloned());
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("values");
+    let sorted = sorted
+        .sorted
+        .ok_or_else(|| FrameError::InvalidRequest("the sort returned nothing".into()))?;
+    let field = table.schema().field(key.column).clone();
+    let data_type = field.data_type().clone();
+    let schema = Arc::new(Schema::new(vec![field]));
+    let kind = width(&data_type)?;
+    let flip = if key.descending { u64::MAX } else { 0 };
+    let runs = sorted.chunks();
+    let batches = try_per_part(
+        pool,
+        runs.len(),
+        |c| runs[c].worker,
+        |c| {
+            let keys = &runs[c].keys;
+            let array: ArrayRef = match kind {
+                Width::Signed64 => Arc::new(Int64Array::from_iter_values(
+                    keys.iter().map(|&w| ((w ^ flip) ^ SIGN) as i64),
+                )),
+                Width::Signed32 => Arc::new(Int32Array::from_iter_values(
+                    keys.iter().map(|&w| ((w ^ flip) ^ SIGN) as i64 as i32),
+                )),
+                Width::Unsigned64 => Arc::new(UInt64Array::from_iter_values(
+                    keys.iter().map(|&w| w ^ flip),
+                )),
+            };
+            let array = if array.data_type() == &data_type {
+                array
+            } else {
+                retyped(array, &data_type)?
+            };
+            RecordBatch::try_new(schema.clone(), vec![array])
+                .map_err(|e| FrameError::arrow("assembling the sort's result", e))
+        },
+    )?;
+    let out = batches
+        .into_iter()
+        .enumerate()
+        .filter(|(_, b)| b.num_rows() > 0)
+        .map(|(c, batch)| Part { batch, worker: c })
+        .collect();
+    phases.extend(timer.finish());
+    Ok((phases, Table::new("the sorted result", schema, out)?))
+}
