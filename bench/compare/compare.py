@@ -130,7 +130,7 @@ def run_numakit(kind, paths, threads, binary):
                       "--algorithm", "auto", "--output", "count"] + reps
     elif kind == "groupby":
         cmd = base + ["aggregate", "--input", paths[0], "--key", "key", "--agg", "sum:value",
-                      "--method", "auto"] + reps
+                      "--method", "auto", "--in-memory"] + reps
     else:
         cmd = base + ["sort", "--input", paths[0], "--key", "key"] + reps
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
