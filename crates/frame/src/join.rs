@@ -37,7 +37,7 @@ use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
 use crate::par::try_per_part;
 use crate::relation::{relation_of, TUPLE_BYTES};
-use crate::table::{row_ref, Part, Table};
+use crate::table::{row_ref, Table};
 use crate::RunOptions;
 
 /// What to join and how.
@@ -518,15 +518,5 @@ fn gather_result(
                 .collect::<Result<Vec<_>>>()
         },
     )?;
-    let parts = batches
-        .into_iter()
-        .enumerate()
-        .flat_map(|(i, list)| list.into_iter().map(move |batch| (i, batch)))
-        .filter(|(_, b)| b.num_rows() > 0)
-        .map(|(i, batch)| Part {
-            batch,
-            worker: i % workers,
-        })
-        .collect();
-    Table::new("the join's result", plan.schema.clone(), parts)
+    Table::of_outputs("the join's result", plan.schema.clone(), batches, workers)
 }

@@ -370,14 +370,12 @@ fn sorted(
         },
     )?;
     drop(sorted);
-    let parts = batches
-        .into_iter()
-        .enumerate()
-        .flat_map(|(c, list)| list.into_iter().map(move |batch| Part { batch, worker: c }))
-        .filter(|p| p.batch.num_rows() > 0)
-        .collect();
+    let workers = pool.workers();
     phases.extend(timer.finish());
-    Ok((phases, Table::new("the sorted result", schema, parts)?))
+    Ok((
+        phases,
+        Table::of_outputs("the sorted result", schema, batches, workers)?,
+    ))
 }
 
 fn projected_bytes(table: &Table, columns: &[usize]) -> u64 {

@@ -114,6 +114,29 @@ impl Table {
         Table::new(name, schema, parts)
     }
 
+    /// A table of operator outputs: `outputs[i]` are the batches output
+    /// `i` made, on worker `i % workers`; empty batches are left out.
+    pub(crate) fn of_outputs(
+        name: impl Into<String>,
+        schema: SchemaRef,
+        outputs: Vec<Vec<RecordBatch>>,
+        workers: usize,
+    ) -> Result<Self> {
+        let workers = workers.max(1);
+        let parts = outputs
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, list)| {
+                list.into_iter().map(move |batch| Part {
+                    batch,
+                    worker: i % workers,
+                })
+            })
+            .filter(|p| p.batch.num_rows() > 0)
+            .collect();
+        Table::new(name, schema, parts)
+    }
+
     /// `batches` cut into slices of at most `rows` rows (zero-copy), so
     /// that [`Table::from_batches`] can balance them over workers.
     pub fn split_for(batches: Vec<RecordBatch>, rows: usize) -> Vec<RecordBatch> {

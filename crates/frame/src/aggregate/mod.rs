@@ -44,7 +44,7 @@ use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
 use crate::par::try_per_part;
 use crate::relation::{relation_of, TUPLE_BYTES};
-use crate::table::{Part, Table};
+use crate::table::Table;
 use crate::RunOptions;
 
 pub use spec::{AggFunc, Aggregate};
@@ -832,14 +832,6 @@ fn result_table(
                 .map_err(|e| FrameError::arrow("assembling the group-by's result", e))
         },
     )?;
-    let parts = batches
-        .into_iter()
-        .enumerate()
-        .filter(|(_, b)| b.num_rows() > 0)
-        .map(|(i, batch)| Part {
-            batch,
-            worker: i % workers,
-        })
-        .collect();
-    Table::new("the group-by's result", schema, parts)
+    let outputs = batches.into_iter().map(|b| vec![b]).collect();
+    Table::of_outputs("the group-by's result", schema, outputs, workers)
 }

@@ -27,22 +27,7 @@ use crate::par::try_per_part;
 use crate::table::Table;
 
 /// The total-order code of a float: -0.0 as 0.0, one NaN after +inf.
-#[inline]
-pub(crate) fn float_order(value: f64) -> u64 {
-    let value = if value == 0.0 {
-        0.0
-    } else if value.is_nan() {
-        f64::NAN
-    } else {
-        value
-    };
-    let bits = value.to_bits();
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | (1 << 63)
-    }
-}
+pub(crate) use numakit_ops::sort::f64_to_ordered_u64 as float_order;
 
 #[inline(always)]
 fn scaled(value: i128, multiplier: i128) -> Option<i128> {

@@ -72,6 +72,25 @@ pub fn sort_keys_local(keys: &mut [u64]) {
     lsd::sort(keys);
 }
 
+/// Maps a float to an unsigned key in SQL's total order: -0.0 equal to
+/// 0.0, every NaN one value above +infinity.
+#[inline(always)]
+pub fn f64_to_ordered_u64(value: f64) -> u64 {
+    let value = if value == 0.0 {
+        0.0
+    } else if value.is_nan() {
+        f64::NAN
+    } else {
+        value
+    };
+    let bits = value.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
 /// Maps a signed key to an unsigned one with the same order (flips the
 /// sign bit).
 pub const fn i64_to_ordered_u64(value: i64) -> u64 {

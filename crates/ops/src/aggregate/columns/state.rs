@@ -12,23 +12,7 @@
 use crate::aggregate::columns::{Func, Validity, ValueColumn, Values};
 use crate::error::{OpsError, Result};
 
-/// The total-order key of a float (NaN greatest, -0.0 equal to 0.0).
-#[inline(always)]
-fn order(value: f64) -> u64 {
-    let value = if value == 0.0 {
-        0.0
-    } else if value.is_nan() {
-        f64::NAN
-    } else {
-        value
-    };
-    let bits = value.to_bits();
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | (1 << 63)
-    }
-}
+use crate::sort::f64_to_ordered_u64 as order;
 
 /// One aggregate's per-group state.
 #[derive(Clone, Debug, PartialEq)]
