@@ -83,8 +83,8 @@ pub struct SortReport {
 fn keys_only(
     pool: &Pool,
     table: &Table,
-    key: &SortKey,
-    words: &[PartCodes],
+    (key, words): (&SortKey, &[PartCodes]),
+    limit: &MemoryLimit,
     mut timer: PhaseTimer<'_>,
     started: Instant,
     progress: &dyn Progress,
@@ -98,6 +98,11 @@ fn keys_only(
         InputOrder::Unsorted
     };
     timer.stop();
+    if input_order != InputOrder::Sorted {
+        // The words sorted and a column of values as large as the input's.
+        let bytes = table.rows() as u64 * 8 * 2 + projected_bytes(table, &[key.column]);
+        limit.check("the sort", bytes)?;
+    }
     let (mut phases, output) = match input_order {
         InputOrder::Sorted => (Vec::new(), table.project(&[key.column])?),
         InputOrder::Reversed => (Vec::new(), reversed(pool, table, &[key.column])?),
@@ -171,7 +176,8 @@ pub fn run(
     if let ([key], [only]) = (keys.as_slice(), out_columns.as_slice()) {
         if key.column == *only {
             if let Some(words) = crate::sort_keys_only::words(pool, table, key)? {
-                return keys_only(pool, table, key, &words, timer, started, progress);
+                let limit = &request.memory_limit;
+                return keys_only(pool, table, (key, &words), limit, timer, started, progress);
             }
         }
     }
