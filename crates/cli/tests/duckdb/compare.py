@@ -815,8 +815,13 @@ def refusal_cases(suite, data):
     suite.refusal("refuse/sum-uint64-overflow", ["aggregate", "--input", overflow, "--key", "k", "--agg", "sum:u"])
     suite.refusal("refuse/sum-decimal38-overflow",
                   ["aggregate", "--input", overflow, "--key", "k", "--agg", "sum:d"])
-    suite.refusal("refuse/avg-decimal38-overflow",
-                  ["aggregate", "--input", tl, "--key", "b", "--agg", "avg:d38"])
+    # DuckDB refuses this AVG (its HUGEINT sum overflows); numakit counts
+    # the sum's 128-bit wraps, so the mean is right: checked against
+    # DuckDB's mean of the values as doubles.
+    suite.case("aggregate/avg-decimal38-beyond-128-bits",
+               ["aggregate", "--input", tl, "--key", "b", "--agg", "avg:d38"],
+               f"SELECT b, avg(d38::DOUBLE) AS avg_d38 FROM {data.view('types_l', 'parquet')} GROUP BY b",
+               agg_compare(data.schemas["types_l"], ["b"], [("avg", "d38")]))
     suite.refusal("refuse/sum-string", ["aggregate", "--input", tl, "--key", "i8", "--agg", "sum:s"])
     suite.refusal("refuse/avg-binary", ["aggregate", "--input", tl, "--key", "i8", "--agg", "avg:bin"])
     suite.refusal("refuse/unknown-function", ["aggregate", "--input", tl, "--key", "i8", "--agg", "median:i32"])
