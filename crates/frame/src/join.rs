@@ -305,8 +305,8 @@ pub fn run(
     request
         .memory_limit
         .check("the join's relations", tuples * TUPLE_BYTES)?;
-    let lrel = relation_of(pool, left, &keys.left, |p, r| row_ref(p, r))?;
-    let rrel = relation_of(pool, right, &keys.right, |p, r| row_ref(p, r))?;
+    let lrel = relation_of(pool, left, &keys.left, row_ref)?;
+    let rrel = relation_of(pool, right, &keys.right, row_ref)?;
     timer.stop();
     let (algorithm, auto_reason) = match request.algorithm {
         Some(a) => (a, None),

@@ -337,7 +337,7 @@ fn sorted(
     request
         .memory_limit
         .check("the sort's tuples", rows * TUPLE_BYTES * 2)?;
-    let relation = relation_of(pool, table, &coded.parts, |p, r| row_ref(p, r))?;
+    let relation = relation_of(pool, table, &coded.parts, row_ref)?;
     timer.stop();
     let result = sort_owned(pool, relation, &SortOptions::default(), progress)?;
     let mut phases = timer.finish();

@@ -103,11 +103,9 @@ impl Table {
             .map(|batch| {
                 let middle = before + batch.num_rows() / 2;
                 before += batch.num_rows();
-                let worker = if total == 0 {
-                    0
-                } else {
-                    (middle * workers / total).min(workers - 1)
-                };
+                let worker = (middle * workers)
+                    .checked_div(total)
+                    .map_or(0, |w| w.min(workers - 1));
                 Part { batch, worker }
             })
             .collect();

@@ -156,8 +156,8 @@ fn order_rows(types: &[KeyType], rows: &mut [Vec<Option<u8>>], directions: &[(bo
                 (None, Some(_)) => std::cmp::Ordering::Greater,
                 (Some(_), None) if nulls_first => std::cmp::Ordering::Greater,
                 (Some(_), None) => std::cmp::Ordering::Less,
-                (Some(x), Some(y)) if descending => y.cmp(&x),
-                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(x), Some(y)) if descending => y.cmp(x),
+                (Some(x), Some(y)) => x.cmp(y),
             };
             if o.is_ne() {
                 return o;

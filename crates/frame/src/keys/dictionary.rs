@@ -4,21 +4,22 @@
 //!
 //! The build reads every row once, in order, on the worker that owns it:
 //! 1. *local*: each worker codes the keys of its own parts with a
-//!    dictionary of its own (a hash table whose distinct keys are copied
-//!    into an arena of the table's, so a match is confirmed against memory
-//!    the table owns), and sorts its distinct keys into hash partitions;
+//!    [`KeyTable`] of its own and sorts its distinct keys into hash
+//!    partitions. While most keys repeat, this leaves little to merge.
+//!    When a worker finds most of its keys new (more than half of the
+//!    rows of its last [`CHECK_ROWS`] are new keys, checked from
+//!    [`FIRST_CHECK_ROWS`] on), its own table stops paying (every key
+//!    would be inserted twice) and it lists its further rows by hash
+//!    partition instead, uncoded ("raw"), with copies of their keys so
+//!    that the merge reads them in sequence;
 //! 2. *merge*: workers take partitions one at a time and insert every
-//!    worker's distinct keys of that partition into the partition's global
-//!    table, which numbers them; partition p's keys get the codes
-//!    `offset[p]..`. Only distinct keys move, so few distinct keys cost
-//!    almost nothing beyond step 1;
+//!    worker's distinct keys of that partition, then its raw rows, into
+//!    the partition's global table, which numbers them; partition p's
+//!    keys get the codes `offset[p]..`. There are many partitions
+//!    ([`PARTITION_BITS`]), so a partition's table stays in the cache
+//!    even when nearly every row is a key of its own;
 //! 3. *codes*: each worker turns its rows' local numbers into global codes
-//!    through a small map.
-//!
-//! In every table a slot holds the upper half of the key's 64-bit hash and
-//! the index of the entry; when the halves match, the full hashes and then
-//! the *real keys* are compared, so a hash collision only costs a
-//! comparison and never merges two keys.
+//!    through a small map, and writes its raw rows' codes in place.
 //!
 //! [`Dictionary::lookup`] codes the keys of another table (the probe side
 //! of a join) the same way but inserts nothing globally: keys the
@@ -38,7 +39,8 @@ use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
 use crate::keys::PartCodes;
-use crate::table::{row_ref, RowRef};
+use crate::keys::key_table::KeyTable;
+use crate::table::{part_of, row_of, row_ref, RowRef};
 
 /// The byte key of every row of some parts.
 pub(crate) trait ByteKeys: Sync {
@@ -64,115 +66,91 @@ pub(crate) trait ByteKeys: Sync {
     }
 }
 
-/// A dictionary entry: a key's full hash, where its bytes are in the
-/// table's arena, and a row that holds it.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    hash: u64,
-    start: usize,
-    len: usize,
-    representative: RowRef,
-}
-
-/// One hash table of distinct keys, with the keys' bytes in an arena.
-#[derive(Debug, Default)]
-pub(crate) struct KeyTable {
-    /// 0 when empty; else the hash's upper half and (entry index + 1).
-    slots: Vec<u64>,
-    entries: Vec<Entry>,
-    arena: Vec<u8>,
-}
-
-const TAG_MASK: u64 = 0xFFFF_FFFF_0000_0000;
-
-impl KeyTable {
-    pub(crate) fn with_capacity(keys: usize) -> Self {
-        let slots = (keys.max(8) * 2).next_power_of_two();
-        KeyTable {
-            slots: vec![0; slots],
-            entries: Vec::new(),
-            arena: Vec::new(),
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub(crate) fn key(&self, index: usize) -> &[u8] {
-        let e = &self.entries[index];
-        &self.arena[e.start..e.start + e.len]
-    }
-
-    fn grow(&mut self) {
-        let mut slots = vec![0u64; self.slots.len() * 2];
-        let mask = slots.len() - 1;
-        for (index, e) in self.entries.iter().enumerate() {
-            let mut at = (e.hash as usize) & mask;
-            while slots[at] != 0 {
-                at = (at + 1) & mask;
-            }
-            slots[at] = (e.hash & TAG_MASK) | (index as u64 + 1);
-        }
-        self.slots = slots;
-    }
-
-    /// The entry of `key` (with `hash`) if present, else the free slot
-    /// where it would go.
-    #[inline]
-    fn find(&self, hash: u64, key: &[u8]) -> Result<u32, usize> {
-        let mask = self.slots.len() - 1;
-        let mut at = (hash as usize) & mask;
-        loop {
-            let slot = self.slots[at];
-            if slot == 0 {
-                return Err(at);
-            }
-            if slot & TAG_MASK == hash & TAG_MASK {
-                let index = (slot & !TAG_MASK) as usize - 1;
-                let e = self.entries[index];
-                if e.hash == hash && &self.arena[e.start..e.start + e.len] == key {
-                    return Ok(index as u32);
-                }
-            }
-            at = (at + 1) & mask;
-        }
-    }
-
-    /// The entry of `key`, inserted (with `representative`) if new.
-    #[inline]
-    pub(crate) fn insert(&mut self, hash: u64, key: &[u8], representative: RowRef) -> u32 {
-        match self.find(hash, key) {
-            Ok(index) => index,
-            Err(at) => {
-                let index = self.entries.len();
-                self.entries.push(Entry {
-                    hash,
-                    start: self.arena.len(),
-                    len: key.len(),
-                    representative,
-                });
-                self.arena.extend_from_slice(key);
-                self.slots[at] = (hash & TAG_MASK) | (index as u64 + 1);
-                if self.entries.len() * 2 > self.slots.len() {
-                    self.grow();
-                }
-                index as u32
-            }
-        }
-    }
-}
-
 /// A row without a key, or a local key not in the dictionary.
 const NONE: u32 = u32::MAX;
+/// A row listed raw, coded in step 3 from its partition's numbers.
+const RAW: u32 = u32::MAX - 1;
+
+/// A worker judges its own table every this many rows...
+const CHECK_ROWS: usize = 1 << 16;
+/// ...once it has coded this many.
+const FIRST_CHECK_ROWS: usize = 4 * CHECK_ROWS;
+/// Hash partitions of a dictionary: 2^8, so that with millions of
+/// distinct keys a partition's table still fits the cache.
+const PARTITION_BITS: u32 = 8;
 
 /// One worker's own dictionary of the keys of its parts.
 struct Local {
     table: KeyTable,
-    /// Per part of the worker: each row's local number, or [`NONE`].
+    /// Per part of the worker: each row's local number, [`NONE`] or [`RAW`].
     rows: Vec<(usize, Vec<u32>)>,
     /// The local numbers of each hash partition.
     by_partition: Vec<Vec<u32>>,
+    /// The rows listed raw, per hash partition, in row order.
+    raw: Vec<RawRows>,
+}
+
+/// Rows of one hash partition listed raw, with copies of their keys, so
+/// that the merge reads them in sequence rather than all over the input.
+#[derive(Clone, Default)]
+struct RawRows {
+    rows: Vec<RowRef>,
+    hashes: Vec<u64>,
+    /// Where each key ends in `bytes`.
+    ends: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+impl RawRows {
+    #[inline]
+    fn push(&mut self, row: RowRef, hash: u64, key: &[u8]) {
+        self.rows.push(row);
+        self.hashes.push(hash);
+        self.bytes.extend_from_slice(key);
+        self.ends.push(self.bytes.len());
+    }
+
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Every row with its hash and key, in order.
+    fn iter(&self) -> impl Iterator<Item = (RowRef, u64, &[u8])> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        self.rows
+            .iter()
+            .zip(&self.hashes)
+            .zip(starts.zip(&self.ends))
+            .map(|((&row, &hash), (start, &end))| (row, hash, &self.bytes[start..end]))
+    }
+
+    /// Drops the keys' copies, keeping the rows.
+    fn forget_keys(&mut self) {
+        self.hashes = Vec::new();
+        self.ends = Vec::new();
+        self.bytes = Vec::new();
+    }
+}
+
+/// Whether a worker's own table still pays, judged every [`CHECK_ROWS`].
+struct Judge {
+    coded: usize,
+    distinct_at_last_check: usize,
+}
+
+impl Judge {
+    /// After one more row coded into a table now holding `distinct`
+    /// keys: `false` once the table no longer pays.
+    #[inline]
+    fn still_pays(&mut self, distinct: usize) -> bool {
+        self.coded += 1;
+        if self.coded % CHECK_ROWS != 0 {
+            return true;
+        }
+        let new = distinct - self.distinct_at_last_check;
+        self.distinct_at_last_check = distinct;
+        self.coded < FIRST_CHECK_ROWS || new * 2 <= CHECK_ROWS
+    }
 }
 
 /// A built dictionary.
@@ -193,10 +171,6 @@ impl std::fmt::Debug for Dictionary {
 }
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-fn partition_bits(workers: usize) -> u32 {
-    ((workers * 8).next_power_of_two().trailing_zeros()).min(12)
-}
 
 /// The dictionaries' hash of a key.
 #[inline]
@@ -223,6 +197,12 @@ fn local_dictionaries(pool: &Pool, keys: &dyn ByteKeys, bits: u32) -> Result<Vec
     let workers = pool.workers().max(1);
     Ok(pool.broadcast(|ctx| {
         let mut table = KeyTable::with_capacity(1024);
+        let mut raw = vec![RawRows::default(); 1 << bits];
+        let mut judge = Judge {
+            coded: 0,
+            distinct_at_last_check: 0,
+        };
+        let mut own_table = true;
         let mut rows = Vec::new();
         for part in (0..keys.parts()).filter(|&p| keys.worker(p) % workers == ctx.index) {
             let by_values = keys.number_by_values(part, &mut |key, rep| {
@@ -233,9 +213,19 @@ fn local_dictionaries(pool: &Pool, keys: &dyn ByteKeys, bits: u32) -> Result<Vec
                 continue;
             }
             let numbers = (0..keys.rows(part))
-                .map(|row| match keys.key(part, row) {
-                    Some(key) => table.insert(hash_of(SEED, key), key, row_ref(part, row)),
-                    None => NONE,
+                .map(|row| {
+                    let Some(key) = keys.key(part, row) else {
+                        return NONE;
+                    };
+                    let hash = hash_of(SEED, key);
+                    if own_table {
+                        let number = table.insert(hash, key, row_ref(part, row));
+                        own_table = judge.still_pays(table.len());
+                        number
+                    } else {
+                        raw[partition_of(hash, bits)].push(row_ref(part, row), hash, key);
+                        RAW
+                    }
                 })
                 .collect();
             rows.push((part, numbers));
@@ -248,8 +238,48 @@ fn local_dictionaries(pool: &Pool, keys: &dyn ByteKeys, bits: u32) -> Result<Vec
             table,
             rows,
             by_partition,
+            raw,
         }
     })?)
+}
+
+/// Partition p's numbers for every worker: `local[w]` for worker w's
+/// distinct keys of p (in `by_partition` order), `raw[w]` for its raw rows
+/// of p; [`NONE`] where `number` gives none.
+struct Numbers {
+    local: Vec<Vec<u32>>,
+    raw: Vec<Vec<u32>>,
+}
+
+/// Numbers every worker's keys of partition `p` with `number(hash, key,
+/// representative row)`.
+fn number_partition(
+    locals: &[Local],
+    p: usize,
+    mut number: impl FnMut(u64, &[u8], RowRef) -> u32,
+) -> Numbers {
+    let local = locals
+        .iter()
+        .map(|l| {
+            l.by_partition[p]
+                .iter()
+                .map(|&i| {
+                    let e = l.table.entries[i as usize];
+                    number(e.hash, l.table.key(i as usize), e.representative)
+                })
+                .collect()
+        })
+        .collect();
+    let raw = locals
+        .iter()
+        .map(|l| {
+            l.raw[p]
+                .iter()
+                .map(|(row, hash, key)| number(hash, key, row))
+                .collect()
+        })
+        .collect();
+    Numbers { local, raw }
 }
 
 /// Runs `f` on every partition, workers taking them one at a time; the
@@ -282,34 +312,44 @@ where
         .collect()
 }
 
-/// Step 3: every worker's rows as codes. `numbers[p][w]` gives the
-/// partition-p number (or [`NONE`]) of each of worker w's local keys in
-/// partition p, in `by_partition` order.
+/// Frees the raw rows' copies of their keys once they are numbered.
+fn forget_raw_keys(locals: &mut [Local]) {
+    for raw in locals.iter_mut().flat_map(|l| l.raw.iter_mut()) {
+        raw.forget_keys();
+    }
+}
+
+/// Step 3: every worker's rows as codes, from each partition's
+/// [`Numbers`] and first code.
 fn codes_of_rows(
     pool: &Pool,
     parts: usize,
     locals: &[Local],
-    numbers: &[Vec<Vec<u32>>],
+    numbers: &[Numbers],
     offsets: &[u64],
 ) -> Result<Vec<PartCodes>> {
     let per_worker = pool.broadcast(|ctx| {
         let local = &locals[ctx.index];
         let mut map = vec![u64::MAX; local.table.len()];
         for (p, members) in local.by_partition.iter().enumerate() {
-            for (&i, &n) in members.iter().zip(&numbers[p][ctx.index]) {
+            for (&i, &n) in members.iter().zip(&numbers[p].local[ctx.index]) {
                 if n != NONE {
                     map[i as usize] = offsets[p] + u64::from(n);
                 }
             }
         }
-        local
+        let mut coded: Vec<(usize, Vec<u64>, Vec<u32>)> = local
             .rows
             .iter()
             .map(|(part, rows)| {
                 let mut codes = Vec::with_capacity(rows.len());
                 let mut invalid = Vec::new();
                 for (row, &n) in rows.iter().enumerate() {
-                    let code = if n == NONE { u64::MAX } else { map[n as usize] };
+                    let code = match n {
+                        NONE => u64::MAX,
+                        RAW => 0,
+                        n => map[n as usize],
+                    };
                     if code == u64::MAX {
                         codes.push(0);
                         invalid.push(row as u32);
@@ -317,43 +357,76 @@ fn codes_of_rows(
                         codes.push(code);
                     }
                 }
-                (*part, PartCodes::new(codes, invalid))
+                (*part, codes, invalid)
             })
-            .collect::<Vec<_>>()
+            .collect();
+        code_raw_rows(local, numbers, offsets, ctx.index, &mut coded);
+        coded
     })?;
     let mut out: Vec<Option<PartCodes>> = (0..parts).map(|_| None).collect();
-    for (part, codes) in per_worker.into_iter().flatten() {
-        out[part] = Some(codes);
+    for (part, codes, invalid) in per_worker.into_iter().flatten() {
+        out[part] = Some(PartCodes::new(codes, invalid));
     }
     out.into_iter()
         .map(|p| p.ok_or_else(|| FrameError::InvalidRequest("a part was not coded".into())))
         .collect()
 }
 
+/// Writes the codes of worker `worker`'s raw rows into `coded` (its parts'
+/// codes and invalid rows); raw rows without a number become invalid.
+fn code_raw_rows(
+    local: &Local,
+    numbers: &[Numbers],
+    offsets: &[u64],
+    worker: usize,
+    coded: &mut [(usize, Vec<u64>, Vec<u32>)],
+) {
+    if local.raw.iter().all(|r| r.len() == 0) {
+        return;
+    }
+    let parts = coded.iter().map(|(part, _, _)| part + 1).max().unwrap_or(0);
+    let mut slot_of_part = vec![usize::MAX; parts];
+    for (slot, (part, _, _)) in coded.iter().enumerate() {
+        slot_of_part[*part] = slot;
+    }
+    let mut missed = false;
+    for (p, raw) in local.raw.iter().enumerate() {
+        for (&r, &n) in raw.rows.iter().zip(&numbers[p].raw[worker]) {
+            let Some(&slot) = slot_of_part.get(part_of(r)).filter(|&&s| s != usize::MAX) else {
+                continue;
+            };
+            let (_, codes, invalid) = &mut coded[slot];
+            if n == NONE {
+                invalid.push(row_of(r) as u32);
+                missed = true;
+            } else {
+                codes[row_of(r)] = offsets[p] + u64::from(n);
+            }
+        }
+    }
+    if missed {
+        for (_, _, invalid) in coded.iter_mut() {
+            invalid.sort_unstable();
+        }
+    }
+}
+
 impl Dictionary {
     /// Builds the dictionary of `keys` and codes every row.
     pub(crate) fn build(pool: &Pool, keys: &dyn ByteKeys) -> Result<(Self, Vec<PartCodes>)> {
-        let bits = partition_bits(pool.workers());
-        let locals = local_dictionaries(pool, keys, bits)?;
+        let bits = PARTITION_BITS;
+        let mut locals = local_dictionaries(pool, keys, bits)?;
         let built = per_partition(pool, 1 << bits, |p| {
             let expected = locals
                 .iter()
                 .map(|l| l.by_partition[p].len())
                 .max()
-                .unwrap_or(0);
+                .unwrap_or(0)
+                + locals.iter().map(|l| l.raw[p].len()).sum::<usize>();
             let mut table = KeyTable::with_capacity(expected);
-            let numbers: Vec<Vec<u32>> = locals
-                .iter()
-                .map(|l| {
-                    l.by_partition[p]
-                        .iter()
-                        .map(|&i| {
-                            let e = l.table.entries[i as usize];
-                            table.insert(e.hash, l.table.key(i as usize), e.representative)
-                        })
-                        .collect()
-                })
-                .collect();
+            let numbers = number_partition(&locals, p, |hash, key, representative| {
+                table.insert(hash, key, representative)
+            });
             (table, numbers)
         })?;
         let (tables, numbers): (Vec<_>, Vec<_>) = built.into_iter().unzip();
@@ -363,6 +436,7 @@ impl Dictionary {
             offsets.push(next);
             next += t.len() as u64;
         }
+        forget_raw_keys(&mut locals);
         let codes = codes_of_rows(pool, keys.parts(), &locals, &numbers, &offsets)?;
         let dictionary = Dictionary {
             seed: SEED,
@@ -376,23 +450,15 @@ impl Dictionary {
     /// Codes the keys of `probe` with this dictionary, inserting nothing:
     /// rows whose key is absent are invalid.
     pub(crate) fn lookup(&self, pool: &Pool, probe: &dyn ByteKeys) -> Result<Vec<PartCodes>> {
-        let locals = local_dictionaries(pool, probe, self.bits)?;
+        let mut locals = local_dictionaries(pool, probe, self.bits)?;
         let numbers = per_partition(pool, self.tables.len(), |p| {
             let table = &self.tables[p];
-            locals
-                .iter()
-                .map(|l| {
-                    l.by_partition[p]
-                        .iter()
-                        .map(|&i| {
-                            let e = l.table.entries[i as usize];
-                            debug_assert_eq!(hash_of(self.seed, l.table.key(i as usize)), e.hash);
-                            table.find(e.hash, l.table.key(i as usize)).unwrap_or(NONE)
-                        })
-                        .collect()
-                })
-                .collect::<Vec<Vec<u32>>>()
+            number_partition(&locals, p, |hash, key, _| {
+                debug_assert_eq!(hash_of(self.seed, key), hash);
+                table.find(hash, key).unwrap_or(NONE)
+            })
         })?;
+        forget_raw_keys(&mut locals);
         codes_of_rows(pool, probe.parts(), &locals, &numbers, &self.offsets)
     }
 
@@ -519,17 +585,63 @@ mod tests {
         assert_eq!(found[0].invalid, vec![1, 2]);
     }
 
-    #[test]
-    fn colliding_hashes_are_told_apart_by_the_keys() {
-        // A table whose slots all collide: every key lands at the same
-        // start slot and shares the tag, so only the key comparison and
-        // the full hash keep them apart.
-        let keys = ["x", "y", "x", "z"];
-        let mut table = KeyTable::with_capacity(1);
-        let same_hash = 42;
-        let ids: Vec<u32> = (0..4)
-            .map(|row| table.insert(same_hash, keys[row].as_bytes(), row_ref(0, row)))
+    /// Parts of mostly distinct keys, long enough that workers switch to
+    /// raw rows part-way, with repeats, nulls and keys shared across parts.
+    fn many_keys(parts: usize, rows: usize, shift: usize) -> Lists {
+        let parts = (0..parts)
+            .map(|part| {
+                (0..rows)
+                    .map(|row| match row % 97 {
+                        0 => None,
+                        1 => Some(b"repeated".to_vec()),
+                        // every part shares these
+                        2 => Some(format!("shared{}", row % 1000).into_bytes()),
+                        _ => Some(format!("k{}-{}", part + shift, row).into_bytes()),
+                    })
+                    .collect()
+            })
             .collect();
-        assert_eq!(ids, vec![0, 1, 0, 2]);
+        Lists { parts, workers: 2 }
+    }
+
+    #[test]
+    fn mostly_distinct_keys_are_coded_exactly_through_raw_rows() {
+        let pool = pool(2);
+        let rows = FIRST_CHECK_ROWS + 3 * CHECK_ROWS + 5;
+        let keys = many_keys(3, rows, 0);
+        let (dict, codes) = Dictionary::build(&pool, &keys).unwrap();
+        let mut code_of: std::collections::HashMap<&[u8], u64> = Default::default();
+        let mut seen_codes = std::collections::HashSet::new();
+        for (part, list) in keys.parts.iter().enumerate() {
+            let mut invalid = Vec::new();
+            for (row, key) in list.iter().enumerate() {
+                let code = codes[part].codes[row];
+                match key {
+                    None => invalid.push(row as u32),
+                    Some(key) => {
+                        let first = *code_of.entry(key.as_slice()).or_insert(code);
+                        assert_eq!(first, code, "one key, one code");
+                        seen_codes.insert(code);
+                    }
+                }
+            }
+            assert_eq!(codes[part].invalid, invalid);
+        }
+        assert_eq!(seen_codes.len(), code_of.len(), "different keys, different codes");
+        assert_eq!(dict.len() as usize, code_of.len());
+        assert!(seen_codes.iter().all(|&c| c < dict.len()));
+        // A probe of half-known keys, also mostly distinct.
+        let probe = many_keys(2, rows, 2);
+        let found = dict.lookup(&pool, &probe).unwrap();
+        for (part, list) in probe.parts.iter().enumerate() {
+            let mut invalid = Vec::new();
+            for (row, key) in list.iter().enumerate() {
+                match key.as_ref().and_then(|k| code_of.get(k.as_slice())) {
+                    Some(&code) => assert_eq!(found[part].codes[row], code),
+                    None => invalid.push(row as u32),
+                }
+            }
+            assert_eq!(found[part].invalid, invalid, "part {part}");
+        }
     }
 }

@@ -35,6 +35,7 @@ pub(crate) mod bytes;
 pub(crate) mod decode;
 pub(crate) mod dictionary;
 pub(crate) mod family;
+pub(crate) mod key_table;
 pub(crate) mod numbers;
 
 use arrow_buffer::ScalarBuffer;

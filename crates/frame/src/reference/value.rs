@@ -56,7 +56,8 @@ impl Value {
                 }
                 Value::Number { unscaled, scale }
             }
-            Value::Float(f) if f == 0.0 => Value::Float(0.0),
+            // -0.0 matches too: one zero.
+            Value::Float(0.0) => Value::Float(0.0),
             Value::Float(f) if f.is_nan() => Value::Float(f64::NAN),
             ref other => other.clone(),
         }
