@@ -1,7 +1,8 @@
 //! Group-bys of files run while the file is read (the streaming path):
 //! several units per worker, keys of several kinds with nulls, checked
 //! against the plain reference; and the fall-back to reading the file
-//! whole when the groups grow as fast as the rows.
+//! whole when the groups grow as fast as the rows, and of tables in memory
+//! when a worker's groups outgrow its share of the cache.
 
 use std::sync::Arc;
 
@@ -147,4 +148,50 @@ fn min_and_max_of_strings_are_not_streamed() {
     .unwrap();
     assert!(outcome.verified);
     assert_ne!(outcome.runs.last().unwrap().path, AggregatePath::Streaming);
+}
+
+#[test]
+fn tables_in_memory_stream_few_groups_and_give_up_on_many() {
+    let pool = pool(2);
+    let verify = RunOptions {
+        verify: true,
+        ..RunOptions::default()
+    };
+    // Keys in runs of 8 rows: groups grow at an eighth of the rows' pace,
+    // slowly enough that a file would keep streaming; a table in memory
+    // gives up once a worker's groups outgrow its share of the cache.
+    let rows = 1_200_000;
+    let mut text = String::from("k,v\n");
+    for i in 0..rows {
+        text.push_str(&format!("{},{}\n", i / 8, i % 1000));
+    }
+    let file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    let loaded = Input::file(file.path(), &SourceOptions::default()).unwrap();
+    let names = vec!["k".to_string(), "v".to_string()];
+    let (table, _) = loaded
+        .columns(&pool, &names, &MemoryLimit::default())
+        .unwrap();
+    let input = Input::Table(table);
+    let few = aggregate_input(
+        &pool,
+        &input,
+        &request(&["v"], "count,sum:k"),
+        &verify,
+        &Silent,
+    )
+    .unwrap();
+    assert!(few.verified);
+    assert_eq!(few.runs.last().unwrap().path, AggregatePath::Streaming);
+    let many = aggregate_input(
+        &pool,
+        &input,
+        &request(&["k"], "count,sum:v"),
+        &verify,
+        &Silent,
+    )
+    .unwrap();
+    assert!(many.verified);
+    assert_eq!(many.table.rows(), rows / 8);
+    assert_ne!(many.runs.last().unwrap().path, AggregatePath::Streaming);
 }

@@ -621,7 +621,8 @@ fn keys_alike_in_their_low_bits() {
     );
     everything_agrees(&pool, &left, &right, "low bits alike");
     let u = |i: usize| -> Option<u64> {
-        (i % 7 != 0).then_some((((i % 13) as u64) << 52) | (u64::from(i % 2 == 0) * (u64::MAX >> 12)))
+        (i % 7 != 0)
+            .then_some((((i % 13) as u64) << 52) | (u64::from(i % 2 == 0) * (u64::MAX >> 12)))
     };
     let left = table(
         "l",

@@ -273,7 +273,11 @@ mod tests {
             Field::new("name", DataType::Utf8, false),
         ]));
         let big = ROW_GROUP_ROWS as i64;
-        let batches = [batch(&schema, 0, 3), batch(&schema, 3, 2 * big), batch(&schema, 0, 0)];
+        let batches = [
+            batch(&schema, 0, 3),
+            batch(&schema, 3, 2 * big),
+            batch(&schema, 0, 0),
+        ];
         let groups = row_groups(&batches);
         let sizes: Vec<usize> = groups
             .iter()
@@ -293,7 +297,10 @@ mod tests {
         let rows = (ROW_GROUP_ROWS * (encoding_threads() + 1) + 17) as i64;
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("waves.parquet");
-        let batches = [batch(&schema, 0, rows / 3), batch(&schema, rows / 3, rows - rows / 3)];
+        let batches = [
+            batch(&schema, 0, rows / 3),
+            batch(&schema, rows / 3, rows - rows / 3),
+        ];
         write_batches(&path, &schema, &batches, &WriteOptions::default()).unwrap();
         let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
         assert_eq!(
@@ -303,8 +310,16 @@ mod tests {
         let mut next = 0i64;
         for read in reader.build().unwrap() {
             let read = read.unwrap();
-            let ids = read.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            let names = read.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+            let ids = read
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap();
+            let names = read
+                .column(1)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
             for i in 0..read.num_rows() {
                 assert_eq!(ids.value(i), next);
                 assert_eq!(names.value(i), format!("n{next}"));

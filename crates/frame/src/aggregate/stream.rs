@@ -16,7 +16,10 @@
 //!
 //! When a worker finds that its groups grow nearly as fast as its rows,
 //! streaming stops and the caller reads the file whole instead (the
-//! operators' partitioned methods then handle the many groups better).
+//! operators' partitioned methods then handle the many groups better); a
+//! table already in memory stops as soon as a worker's groups outgrow its
+//! share of the cache. Workers look every [`SLICE_ROWS`] rows, so giving
+//! up wastes little.
 //! MIN and MAX of strings need the order of every value in the input, so
 //! they are not streamed.
 
@@ -42,10 +45,15 @@ use crate::keys::PartCodes;
 use crate::memory::MemoryLimit;
 use crate::table::{RowRef, Table};
 
-/// A worker gives up streaming once it has this many groups...
+/// A worker gives up streaming once it has this many groups (more than
+/// its share of the cache holds)...
 const GIVE_UP_GROUPS: usize = 1 << 16;
-/// ...and more than one group per this many rows.
+/// ...and, reading a file, more than one group per this many rows (with
+/// fewer, streaming's saving of memory is worth its slower tables; a table
+/// already in memory has nothing to save).
 const GIVE_UP_ROWS_PER_GROUP: usize = 4;
+/// Rows a worker adds between two looks at its groups.
+const SLICE_ROWS: usize = 1 << 16;
 
 /// Whether streaming went through or gave up.
 pub(crate) enum Streamed {
@@ -260,9 +268,9 @@ impl Worker {
     /// using the operators' partitioned methods would do better (the
     /// merge here copies every group's key; with about as many groups as
     /// rows that costs more than it saves).
-    fn too_many_groups(&self) -> bool {
+    fn too_many_groups(&self, in_memory: bool) -> bool {
         let groups = self.partial.groups();
-        groups > GIVE_UP_GROUPS && groups * GIVE_UP_ROWS_PER_GROUP > self.rows
+        groups > GIVE_UP_GROUPS && (in_memory || groups * GIVE_UP_ROWS_PER_GROUP > self.rows)
     }
 
     /// The canonical key bytes of group `g`: per column a flag (0 null, 1
@@ -446,17 +454,30 @@ pub(crate) fn stream(
             if unit >= units {
                 break;
             }
+            let in_memory = matches!(feed, Feed::Table(_));
             let step = limit
                 .check("the group-by's groups", 0)
                 .and_then(|()| feed.read(unit))
-                .and_then(|batches| batches.iter().try_for_each(|b| worker.add(b, keys, specs)));
+                .and_then(|batches| {
+                    for batch in &batches {
+                        for start in (0..batch.num_rows()).step_by(SLICE_ROWS) {
+                            let rows = SLICE_ROWS.min(batch.num_rows() - start);
+                            worker.add(&batch.slice(start, rows), keys, specs)?;
+                            if worker.too_many_groups(in_memory) {
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                            if stop.load(Ordering::Relaxed) {
+                                return Ok(());
+                            }
+                        }
+                    }
+                    Ok(())
+                });
             if let Err(e) = step {
                 stop.store(true, Ordering::Relaxed);
                 if let Ok(mut f) = failure.lock() {
                     f.get_or_insert(e);
                 }
-            } else if worker.too_many_groups() {
-                stop.store(true, Ordering::Relaxed);
             }
         }
         worker

@@ -38,8 +38,8 @@ use std::sync::Mutex;
 use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
-use crate::keys::PartCodes;
 use crate::keys::key_table::KeyTable;
+use crate::keys::PartCodes;
 use crate::table::{part_of, row_of, row_ref, RowRef};
 
 /// The byte key of every row of some parts.
@@ -627,7 +627,11 @@ mod tests {
             }
             assert_eq!(codes[part].invalid, invalid);
         }
-        assert_eq!(seen_codes.len(), code_of.len(), "different keys, different codes");
+        assert_eq!(
+            seen_codes.len(),
+            code_of.len(),
+            "different keys, different codes"
+        );
         assert_eq!(dict.len() as usize, code_of.len());
         assert!(seen_codes.iter().all(|&c| c < dict.len()));
         // A probe of half-known keys, also mostly distinct.

@@ -110,7 +110,6 @@ impl KeyTable {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
