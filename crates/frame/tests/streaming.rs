@@ -195,3 +195,45 @@ fn tables_in_memory_stream_few_groups_and_give_up_on_many() {
     assert_eq!(many.table.rows(), rows / 8);
     assert_ne!(many.runs.last().unwrap().path, AggregatePath::Streaming);
 }
+
+#[test]
+fn keys_that_leave_the_direct_window_keep_their_groups() {
+    // Close keys first (a direct window opens), then far ones (it closes
+    // part-way through a worker's units), with null keys throughout.
+    let mut text = String::from("k,v\n");
+    for i in 0..20_000i64 {
+        let k = if i % 7 == 0 {
+            String::new()
+        } else if i < 6_000 {
+            format!("{}", 1_000 + i % 50)
+        } else {
+            format!("{}", (i % 300) * 1_000_003 - 40_000_000)
+        };
+        text.push_str(&format!("{k},{}\n", i % 11));
+    }
+    let file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    let options = SourceOptions {
+        csv_unit_bytes: 4096,
+        ..SourceOptions::default()
+    };
+    let input = Input::file(file.path(), &options).unwrap();
+    let verify = RunOptions {
+        verify: true,
+        ..RunOptions::default()
+    };
+    for threads in [1, 2] {
+        let pool = pool(threads);
+        let outcome = aggregate_input(
+            &pool,
+            &input,
+            &request(&["k"], "count,sum:v,max:v"),
+            &verify,
+            &Silent,
+        )
+        .unwrap();
+        assert!(outcome.verified);
+        assert_eq!(outcome.runs.last().unwrap().path, AggregatePath::Streaming);
+        assert_eq!(outcome.table.rows(), 50 + 300 + 1);
+    }
+}

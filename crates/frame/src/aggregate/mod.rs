@@ -21,6 +21,7 @@ pub mod output;
 pub mod spec;
 mod stream;
 pub(crate) mod values;
+mod window;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -10,6 +10,8 @@
 //! total-order bits, strings and other values are numbered by a table of
 //! the worker's distinct keys (each value of a dictionary-encoded batch
 //! once). Several key columns are numbered as byte rows of their codes.
+//! One integer key whose values stay close together skips hashing: its
+//! groups are indexed directly (see `window`).
 //! At the end every worker's groups get a canonical byte form of their
 //! key, one dictionary over all workers' groups makes their codes global,
 //! and the groups merge by those codes (each worker merging its share).
@@ -36,14 +38,17 @@ use numakit_pool::Pool;
 
 use crate::aggregate::spec::{value_type, ValueType};
 use crate::aggregate::values::{number_part, LaneKind, PartLane};
+use crate::aggregate::window::KeyWindow;
 use crate::error::{FrameError, Result};
 use crate::keys::decode::numbers_array;
 use crate::keys::dictionary::{key_hash, ByteKeys, Dictionary};
 use crate::keys::key_table::KeyTable;
-use crate::keys::numbers::{each_number, raw_signed};
 use crate::keys::PartCodes;
 use crate::memory::MemoryLimit;
-use crate::table::{RowRef, Table};
+use crate::table::Table;
+
+mod coder;
+use coder::Coder;
 
 /// A worker gives up streaming once it has this many groups (more than
 /// its share of the cache holds)...
@@ -66,117 +71,6 @@ pub(crate) enum Streamed {
     TooManyGroups,
 }
 
-/// How one key column's values become codes in a worker.
-enum Coder {
-    /// Integers of 32 or 64 bits: the value (sign-extended when signed).
-    Raw { signed: bool },
-    /// Floats: total-order bits.
-    Float,
-    /// Strings and binaries: numbers from the worker's table of them.
-    Bytes(KeyTable),
-    /// Anything else (wide decimals, booleans): numbers from a table of
-    /// their 16-byte values.
-    Wide(KeyTable),
-}
-
-impl Coder {
-    fn for_type(data_type: &DataType) -> Self {
-        match (value_type(data_type), raw_signed(data_type)) {
-            (ValueType::Float, _) => Coder::Float,
-            (ValueType::Bytes, _) => Coder::Bytes(KeyTable::with_capacity(64)),
-            (_, Some(signed)) => Coder::Raw { signed },
-            _ => Coder::Wide(KeyTable::with_capacity(64)),
-        }
-    }
-
-    /// The codes of a batch's column, nulls listed.
-    fn codes(&mut self, array: &ArrayRef) -> Result<PartCodes> {
-        match self {
-            Coder::Raw { .. } => crate::keys::numbers::raw_codes(array)
-                .ok_or_else(|| FrameError::InvalidRequest("a key column changed type".into())),
-            Coder::Float => number_codes(array.as_ref(), |v| v as u64),
-            Coder::Wide(table) => {
-                let mut numbers = Vec::with_capacity(array.len());
-                let mut invalid = Vec::new();
-                each_number(array.as_ref(), 1, |row, v| match v {
-                    Some(v) => {
-                        let bytes = v.to_be_bytes();
-                        numbers.push(u64::from(table.insert(key_hash(&bytes), &bytes, 0)));
-                    }
-                    None => {
-                        numbers.push(0);
-                        invalid.push(row as u32);
-                    }
-                })?;
-                Ok(PartCodes::new(numbers, invalid))
-            }
-            Coder::Bytes(table) => bytes_codes(table, array),
-        }
-    }
-
-    /// The canonical bytes of code `code` (appended to `out`).
-    fn canonical(&self, code: u64, out: &mut Vec<u8>) {
-        match self {
-            Coder::Raw { .. } | Coder::Float => out.extend_from_slice(&code.to_be_bytes()),
-            Coder::Bytes(table) | Coder::Wide(table) => {
-                let key = table.key(code as usize);
-                out.extend_from_slice(&(key.len() as u32).to_be_bytes());
-                out.extend_from_slice(key);
-            }
-        }
-    }
-}
-
-fn number_codes(array: &dyn Array, f: impl Fn(i128) -> u64) -> Result<PartCodes> {
-    let mut codes = Vec::with_capacity(array.len());
-    let mut invalid = Vec::new();
-    each_number(array, 1, |row, v| match v {
-        Some(v) => codes.push(f(v)),
-        None => {
-            codes.push(0);
-            invalid.push(row as u32);
-        }
-    })?;
-    Ok(PartCodes::new(codes, invalid))
-}
-
-/// A string or binary column's codes through the worker's `table`.
-fn bytes_codes(table: &mut KeyTable, array: &ArrayRef) -> Result<PartCodes> {
-    let keys = OneArray::new(array)?;
-    let mut insert = |key: &[u8], _: RowRef| table.insert(key_hash(key), key, 0);
-    let numbers = match keys.0.number_by_values(0, &mut insert) {
-        Some(numbers) => numbers,
-        None => (0..array.len())
-            .map(|row| match keys.0.key(0, row) {
-                Some(key) => insert(key, 0),
-                None => u32::MAX,
-            })
-            .collect(),
-    };
-    let invalid = numbers
-        .iter()
-        .enumerate()
-        .filter(|(_, &n)| n == u32::MAX)
-        .map(|(row, _)| row as u32)
-        .collect();
-    Ok(PartCodes::new(
-        numbers
-            .into_iter()
-            .map(|n| if n == u32::MAX { 0 } else { u64::from(n) })
-            .collect(),
-        invalid,
-    ))
-}
-
-/// One array seen as the byte keys of a one-part table.
-struct OneArray<'a>(crate::keys::bytes::ColumnBytes<'a>);
-
-impl<'a> OneArray<'a> {
-    fn new(array: &'a ArrayRef) -> Result<Self> {
-        Ok(OneArray(crate::keys::bytes::ColumnBytes::of_array(array)?))
-    }
-}
-
 /// One worker's streaming state.
 struct Worker {
     coders: Vec<Coder>,
@@ -185,6 +79,8 @@ struct Worker {
     /// Two key columns numbered by tables: their codes pack into one word.
     pair: bool,
     partial: Partial,
+    /// One integer key: its direct window.
+    window: KeyWindow,
     rows: usize,
 }
 
@@ -197,7 +93,13 @@ impl Worker {
         } else {
             Partial::new(specs, None, 1024)
         };
+        let window = if coders.len() == 1 && matches!(coders[0], Coder::Raw { .. }) {
+            KeyWindow::Undecided
+        } else {
+            KeyWindow::Off { unused: 0 }
+        };
         Worker {
+            window,
             pair: coders.len() == 2 && coders.iter().all(numbered),
             tuples: (key_types.len() > 1).then(|| KeyTable::with_capacity(64)),
             coders,
@@ -248,6 +150,7 @@ impl Worker {
 
     fn add(&mut self, batch: &RecordBatch, keys: usize, specs: &[AggSpec]) -> Result<()> {
         let codes = self.group_codes(batch, keys)?;
+        let codes = self.window.fit(&mut self.partial, codes, specs);
         let lanes: Vec<(LaneKind, PartLane)> = (keys..batch.num_columns())
             .map(|c| lane_of(batch.column(c)))
             .collect::<Result<_>>()?;
@@ -269,7 +172,10 @@ impl Worker {
     /// merge here copies every group's key; with about as many groups as
     /// rows that costs more than it saves).
     fn too_many_groups(&self, in_memory: bool) -> bool {
-        let groups = self.partial.groups();
+        if self.window.is_direct() {
+            return false;
+        }
+        let groups = self.partial.groups() - self.window.unused(&self.partial);
         groups > GIVE_UP_GROUPS && (in_memory || groups * GIVE_UP_ROWS_PER_GROUP > self.rows)
     }
 
@@ -487,6 +393,10 @@ pub(crate) fn stream(
     }
     if stop.load(Ordering::Relaxed) {
         return Ok(Streamed::TooManyGroups);
+    }
+    let mut workers = workers;
+    for worker in &mut workers {
+        worker.window.close(&mut worker.partial);
     }
     merge(pool, &schema, keys, specs, workers)
 }
