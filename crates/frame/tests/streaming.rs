@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use numakit_frame::aggregate::{aggregate_input, Aggregate, AggregatePath, AggregateRequest};
+use numakit_frame::aggregate::{
+    aggregate_input, Aggregate, AggregateOutcome, AggregatePath, AggregateRequest,
+};
 use numakit_frame::{Input, MemoryLimit, RunOptions};
 use numakit_io::SourceOptions;
 use numakit_ops::timing::Silent;
@@ -46,9 +48,7 @@ fn csv(rows: usize, distinct: usize) -> tempfile::NamedTempFile {
             i * 7919 % rows
         ));
     }
-    let file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
-    std::fs::write(file.path(), text).unwrap();
-    file
+    csv_file(&text)
 }
 
 fn request(keys: &[&str], aggs: &str) -> AggregateRequest {
@@ -60,6 +60,30 @@ fn request(keys: &[&str], aggs: &str) -> AggregateRequest {
     }
 }
 
+/// A group-by of `input`, checked against the reference.
+fn verified(pool: &Pool, input: &Input, keys: &[&str], aggs: &str) -> AggregateOutcome {
+    let verify = RunOptions {
+        verify: true,
+        ..RunOptions::default()
+    };
+    let outcome = aggregate_input(pool, input, &request(keys, aggs), &verify, &Silent)
+        .unwrap_or_else(|e| panic!("{keys:?} {aggs}: {e}"));
+    assert!(outcome.verified, "{keys:?} {aggs}");
+    outcome
+}
+
+/// The path the last run of `outcome` took.
+fn path(outcome: &AggregateOutcome) -> AggregatePath {
+    outcome.runs.last().unwrap().path
+}
+
+/// A CSV file holding `text`.
+fn csv_file(text: &str) -> tempfile::NamedTempFile {
+    let file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    file
+}
+
 #[test]
 fn streamed_group_bys_agree_with_the_reference() {
     let file = csv(5_000, 300);
@@ -69,10 +93,6 @@ fn streamed_group_bys_agree_with_the_reference() {
         ..SourceOptions::default()
     };
     let input = Input::file(file.path(), &options).unwrap();
-    let verify = RunOptions {
-        verify: true,
-        ..RunOptions::default()
-    };
     for threads in [1, 2] {
         let pool = pool(threads);
         for (keys, aggs) in [
@@ -85,9 +105,7 @@ fn streamed_group_bys_agree_with_the_reference() {
             (&["day", "name", "id"][..], "count,avg:qty"),
             (&["price"][..], "count"),
         ] {
-            let outcome = aggregate_input(&pool, &input, &request(keys, aggs), &verify, &Silent)
-                .unwrap_or_else(|e| panic!("{keys:?} {aggs}: {e}"));
-            assert!(outcome.verified);
+            let outcome = verified(&pool, &input, keys, aggs);
             let report = outcome.runs.last().unwrap();
             assert_eq!(report.path, AggregatePath::Streaming, "{keys:?}");
             assert_eq!(report.input_rows, 5_000);
@@ -104,59 +122,23 @@ fn too_many_groups_fall_back_to_reading_the_file_whole() {
     };
     let input = Input::file(file.path(), &options).unwrap();
     let pool = pool(2);
-    let verify = RunOptions {
-        verify: true,
-        ..RunOptions::default()
-    };
-    let numbers = aggregate_input(
-        &pool,
-        &input,
-        &request(&["row"], "count,sum:qty"),
-        &verify,
-        &Silent,
-    )
-    .unwrap();
-    assert!(numbers.verified);
-    assert_ne!(numbers.runs.last().unwrap().path, AggregatePath::Streaming);
-    let strings = aggregate_input(
-        &pool,
-        &input,
-        &request(&["name"], "count,sum:qty"),
-        &verify,
-        &Silent,
-    )
-    .unwrap();
-    assert!(strings.verified);
-    assert_ne!(strings.runs.last().unwrap().path, AggregatePath::Streaming);
+    for keys in [["row"], ["name"]] {
+        let outcome = verified(&pool, &input, &keys, "count,sum:qty");
+        assert_ne!(path(&outcome), AggregatePath::Streaming, "{keys:?}");
+    }
 }
 
 #[test]
 fn min_and_max_of_strings_are_not_streamed() {
     let file = csv(2_000, 50);
     let input = Input::file(file.path(), &SourceOptions::default()).unwrap();
-    let pool = pool(2);
-    let outcome = aggregate_input(
-        &pool,
-        &input,
-        &request(&["id"], "min:name,max:name"),
-        &RunOptions {
-            verify: true,
-            ..RunOptions::default()
-        },
-        &Silent,
-    )
-    .unwrap();
-    assert!(outcome.verified);
-    assert_ne!(outcome.runs.last().unwrap().path, AggregatePath::Streaming);
+    let outcome = verified(&pool(2), &input, &["id"], "min:name,max:name");
+    assert_ne!(path(&outcome), AggregatePath::Streaming);
 }
 
 #[test]
 fn tables_in_memory_stream_few_groups_and_give_up_on_many() {
     let pool = pool(2);
-    let verify = RunOptions {
-        verify: true,
-        ..RunOptions::default()
-    };
     // Keys in runs of 8 rows: groups grow at an eighth of the rows' pace,
     // slowly enough that a file would keep streaming; a table in memory
     // gives up once a worker's groups outgrow its share of the cache.
@@ -165,35 +147,18 @@ fn tables_in_memory_stream_few_groups_and_give_up_on_many() {
     for i in 0..rows {
         text.push_str(&format!("{},{}\n", i / 8, i % 1000));
     }
-    let file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
-    std::fs::write(file.path(), text).unwrap();
+    let file = csv_file(&text);
     let loaded = Input::file(file.path(), &SourceOptions::default()).unwrap();
     let names = vec!["k".to_string(), "v".to_string()];
     let (table, _) = loaded
         .columns(&pool, &names, &MemoryLimit::default())
         .unwrap();
     let input = Input::Table(table);
-    let few = aggregate_input(
-        &pool,
-        &input,
-        &request(&["v"], "count,sum:k"),
-        &verify,
-        &Silent,
-    )
-    .unwrap();
-    assert!(few.verified);
-    assert_eq!(few.runs.last().unwrap().path, AggregatePath::Streaming);
-    let many = aggregate_input(
-        &pool,
-        &input,
-        &request(&["k"], "count,sum:v"),
-        &verify,
-        &Silent,
-    )
-    .unwrap();
-    assert!(many.verified);
+    let few = verified(&pool, &input, &["v"], "count,sum:k");
+    assert_eq!(path(&few), AggregatePath::Streaming);
+    let many = verified(&pool, &input, &["k"], "count,sum:v");
     assert_eq!(many.table.rows(), rows / 8);
-    assert_ne!(many.runs.last().unwrap().path, AggregatePath::Streaming);
+    assert_ne!(path(&many), AggregatePath::Streaming);
 }
 
 #[test]
@@ -211,29 +176,15 @@ fn keys_that_leave_the_direct_window_keep_their_groups() {
         };
         text.push_str(&format!("{k},{}\n", i % 11));
     }
-    let file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
-    std::fs::write(file.path(), text).unwrap();
+    let file = csv_file(&text);
     let options = SourceOptions {
         csv_unit_bytes: 4096,
         ..SourceOptions::default()
     };
     let input = Input::file(file.path(), &options).unwrap();
-    let verify = RunOptions {
-        verify: true,
-        ..RunOptions::default()
-    };
     for threads in [1, 2] {
-        let pool = pool(threads);
-        let outcome = aggregate_input(
-            &pool,
-            &input,
-            &request(&["k"], "count,sum:v,max:v"),
-            &verify,
-            &Silent,
-        )
-        .unwrap();
-        assert!(outcome.verified);
-        assert_eq!(outcome.runs.last().unwrap().path, AggregatePath::Streaming);
+        let outcome = verified(&pool(threads), &input, &["k"], "count,sum:v,max:v");
+        assert_eq!(path(&outcome), AggregatePath::Streaming);
         assert_eq!(outcome.table.rows(), 50 + 300 + 1);
     }
 }
