@@ -319,6 +319,22 @@ fn synthesize_cpus(nodes: &[&NodeDescription]) -> (Vec<Cpu>, Vec<CpuSet>) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn measured_figures_load_back_bit_for_bit() {
+        // A probed bandwidth once came back one unit in the last place off
+        // (serde_json parses floats exactly only with `float_roundtrip`).
+        for x in [
+            0.485_647_600_436_171_17_f64,
+            0.1 + 0.2,
+            1e-300,
+            123.456_789_012_345_68,
+        ] {
+            let text = serde_json::to_string(&x).unwrap();
+            let back: f64 = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.to_bits(), x.to_bits(), "{text}");
+        }
+    }
+
     fn two_node_json() -> &'static str {
         r#"{
           "name": "t", "description": "test", "source": "unit test",
