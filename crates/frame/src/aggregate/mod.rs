@@ -488,6 +488,31 @@ fn streamable(request: &AggregateRequest, plan: &AggregatePlan, schema: &Schema)
     unique && !byte_extremes && !named_method
 }
 
+/// The groups of `feed` through the streaming engine: the groups, their
+/// key columns (per output) and the rows read; `None` when it gave up.
+type StreamedGroups = (Vec<Groups>, Vec<Vec<ArrayRef>>, u64);
+
+fn streamed(
+    pool: &Pool,
+    feed: &stream::Feed<'_>,
+    plan: &AggregatePlan,
+    kernels: &Kernels,
+    request: &AggregateRequest,
+) -> Result<Option<StreamedGroups>> {
+    let streamed = stream::stream(
+        pool,
+        feed,
+        plan.keys,
+        &kernels.unique,
+        &request.memory_limit,
+    )
+    .map_err(|e| name_overflow(e, request, kernels))?;
+    Ok(match streamed {
+        stream::Streamed::Done { groups, keys, rows } => Some((groups, keys, rows)),
+        stream::Streamed::TooManyGroups => None,
+    })
+}
+
 /// The group-by of a table in memory through the streaming engine, each
 /// worker over its own parts: no codes are made for the whole table first.
 /// `None` when it gives up for too many groups.
@@ -508,15 +533,8 @@ fn in_place(
     let empty = Table::new(table.name().to_string(), schema.clone(), Vec::new())?;
     let mut timer = PhaseTimer::new(progress);
     timer.start("aggregate in place");
-    let streamed = stream::stream(
-        pool,
-        &stream::Feed::Table(&projected),
-        plan.keys,
-        &kernels.unique,
-        &request.memory_limit,
-    )
-    .map_err(|e| name_overflow(e, request, &kernels))?;
-    let stream::Streamed::Done { groups, keys, rows } = streamed else {
+    let feed = stream::Feed::Table(&projected);
+    let Some((groups, keys, rows)) = streamed(pool, &feed, plan, &kernels, request)? else {
         return Ok(None);
     };
     timer.start("build result");
@@ -575,15 +593,7 @@ fn stream_input(
             source,
             projection: &projection,
         };
-        let streamed = stream::stream(
-            pool,
-            &feed,
-            plan.keys,
-            &kernels.unique,
-            &request.memory_limit,
-        )
-        .map_err(|e| name_overflow(e, request, &kernels))?;
-        let stream::Streamed::Done { groups, keys, rows } = streamed else {
+        let Some((groups, keys, rows)) = streamed(pool, &feed, plan, &kernels, request)? else {
             return Ok(None);
         };
         timer.start("build result");
