@@ -8,6 +8,7 @@
 pub mod allocator;
 pub mod args;
 pub mod chart;
+pub mod closed_pipe;
 pub mod cluster_args;
 pub mod commands;
 pub mod files;

@@ -4,9 +4,10 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use numakit_cli::{allocator, args::Cli, commands, logger};
+use numakit_cli::{allocator, args::Cli, closed_pipe, commands, logger};
 
 fn main() -> ExitCode {
+    closed_pipe::end_quietly_when_stdout_closes();
     allocator::keep_freed_memory();
     let cli = Cli::parse();
     logger::init(cli.verbose, cli.quiet);

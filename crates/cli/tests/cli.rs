@@ -352,3 +352,22 @@ fn simulate_draws_figure_6_and_7() {
     let sweep = std::fs::read_to_string(dir.path().join("li-sweep.svg")).unwrap();
     assert!(sweep.contains("<polyline"));
 }
+
+/// A reader that goes away (`numakit ... | head -1`) ends numakit quietly:
+/// no panic, no backtrace.
+#[test]
+fn a_closed_stdout_ends_the_command_without_a_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_numakit"))
+        .args(["simulate", "--all-presets", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the command writes anything.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(output.status.code(), Some(101), "{stderr}");
+}
