@@ -1,21 +1,26 @@
 //! Join keys: the key columns of both sides coded in one code space, so
 //! that equal codes mean equal keys across the tables.
 //!
-//! Per column pair: numbers are coded by value over the range both sides
-//! share (a value outside it cannot match and gets no code); strings and
-//! binaries through a dictionary of the left (build) side's keys, which the
-//! right side only looks up. Composite keys are packed or, when too wide,
-//! their left rows form a second dictionary that the right rows look up.
-//! A null anywhere in a row's key leaves it without a code.
+//! The code space is the left (build) side's: a [`JoinCoder`] is made from
+//! the left table and the right side's types, and then codes any right
+//! table (the whole right side, or the pieces of a right side read a piece
+//! at a time) into it. Per column pair: numbers are coded by value over the
+//! left side's range, narrowed to the right side's when it is known (a value
+//! outside it cannot match and gets no code); strings and binaries through
+//! a dictionary of the left side's keys, which the right side only looks
+//! up. Composite keys are packed or, when too wide, their left rows form a
+//! second dictionary that the right rows look up. A null anywhere in a
+//! row's key leaves it without a code.
 
+use arrow_schema::Schema;
 use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
-use crate::keys::bytes::{ColumnBytes, FixedRows};
-use crate::keys::compose::{pack, packed_layout, tuple_rows, ColumnRole};
+use crate::keys::bytes::ColumnBytes;
+use crate::keys::compose::{pack, packed_layout, tuple_rows, ColumnRole, PackedColumn};
 use crate::keys::dictionary::Dictionary;
-use crate::keys::family::{common_family, multiplier, Family};
-use crate::keys::{key_family, numbers, span_of, ColumnCodes, KeyEncoding, Meaning, PartCodes};
+use crate::keys::family::{common_family, family_of, multiplier, Family};
+use crate::keys::{numbers, span_of, wide_rows, ColumnCodes, KeyEncoding, Meaning, PartCodes};
 use crate::table::Table;
 
 /// Both sides' key codes.
@@ -24,6 +29,26 @@ pub struct JoinKeys {
     pub left: Vec<PartCodes>,
     pub right: Vec<PartCodes>,
     pub encoding: KeyEncoding,
+}
+
+impl JoinKeys {
+    /// Codes `left`'s columns `lcols` and `right`'s `rcols` (pairwise).
+    pub fn encode(
+        pool: &Pool,
+        left: &Table,
+        lcols: &[usize],
+        right: &Table,
+        rcols: &[usize],
+    ) -> Result<Self> {
+        let (coder, left_codes) =
+            JoinCoder::new(pool, (left, lcols), (right.schema(), rcols), Some(right))?;
+        let right_codes = coder.code(pool, right, rcols)?;
+        Ok(JoinKeys {
+            left: left_codes,
+            right: right_codes,
+            encoding: coder.encoding,
+        })
+    }
 }
 
 fn shapes(table: &Table) -> Vec<(usize, usize)> {
@@ -74,17 +99,200 @@ fn raw_column(pool: &Pool, table: &Table, column: usize) -> Result<Vec<PartCodes
     .ok_or_else(|| FrameError::InvalidRequest("a raw key column changed type".into()))
 }
 
-/// One column pair in a shared code space; `single` when it is the whole
-/// key (then values that are their own codes need no range).
-fn pair_codes(
+/// How the right side's values of one key column get the left's codes.
+enum ColumnCoder {
+    /// 64-bit integers of the same sign on both sides: the values.
+    Raw,
+    /// No right value can match (the left has no values, or none in the
+    /// right side's range).
+    Never,
+    /// `value - lo` in the family's common unit, for values in `lo..=hi`.
+    Offset { family: Family, lo: i128, hi: i128 },
+    /// Strings and binaries: looked up in the left's dictionary.
+    Bytes(Dictionary),
+    /// Numbers whose range is wider than 64 bits: their 16-byte forms
+    /// looked up in the left's dictionary.
+    Wide { family: Family, dictionary: Dictionary },
+}
+
+/// One column's coder, span and encoding.
+struct CodedColumn {
+    coder: ColumnCoder,
+    span: u64,
+    encoding: KeyEncoding,
+}
+
+/// How the columns' codes make a key's code.
+enum Composition {
+    Single,
+    Packed(Vec<PackedColumn>),
+    /// Byte rows of the column codes, looked up in the left's dictionary.
+    Tuples(Dictionary),
+}
+
+/// The left side's code space, ready to code right tables into.
+pub struct JoinCoder {
+    columns: Vec<CodedColumn>,
+    composition: Composition,
+    pub encoding: KeyEncoding,
+}
+
+impl std::fmt::Debug for JoinCoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JoinCoder")
+            .field("encoding", &self.encoding)
+            .finish()
+    }
+}
+
+fn family_at(schema: &Schema, column: usize) -> Result<Family> {
+    let field = schema.field(column);
+    family_of(field.data_type()).map_err(|why| FrameError::UnsupportedType {
+        column: field.name().clone(),
+        data_type: field.data_type().to_string(),
+        role: "a key",
+        why: format!(": {why}"),
+    })
+}
+
+impl JoinCoder {
+    /// Codes `left`'s key columns `lcols` for a right side with
+    /// `right_schema`, keys `rcols` (pairwise); returns the coder and the
+    /// left's codes. `right_table`, when the whole right side is at hand,
+    /// narrows the numeric ranges to the values both sides hold.
+    pub fn new(
+        pool: &Pool,
+        (left, lcols): (&Table, &[usize]),
+        (right_schema, rcols): (&Schema, &[usize]),
+        right_table: Option<&Table>,
+    ) -> Result<(Self, Vec<PartCodes>)> {
+        if lcols.len() != rcols.len() || lcols.is_empty() {
+            return Err(FrameError::InvalidRequest(format!(
+                "a join needs as many key columns on the left as on the right (got {} and {})",
+                lcols.len(),
+                rcols.len()
+            )));
+        }
+        let single = lcols.len() == 1;
+        let mut columns = Vec::with_capacity(lcols.len());
+        let mut lcoded = Vec::with_capacity(lcols.len());
+        for (&lc, &rc) in lcols.iter().zip(rcols) {
+            let right = (right_schema, rc, right_table);
+            let (coded, codes) = column_coder(pool, (left, lc), right, single)?;
+            columns.push(coded);
+            lcoded.push(codes);
+        }
+        if single {
+            let encoding = columns[0].encoding;
+            let coder = JoinCoder {
+                columns,
+                composition: Composition::Single,
+                encoding,
+            };
+            return Ok((coder, lcoded.remove(0).parts));
+        }
+        let roles = vec![ColumnRole::JOIN; lcoded.len()];
+        let lshapes = shapes(left);
+        if let Some(layout) = packed_layout(&lcoded, &roles) {
+            let bits = layout.iter().map(|l| l.bits).sum();
+            let codes = pack(pool, &lshapes, &lcoded, &layout)?;
+            let encoding = KeyEncoding::Packed {
+                columns: lcoded.len(),
+                bits,
+            };
+            let composition = Composition::Packed(layout);
+            return Ok((
+                JoinCoder {
+                    columns,
+                    composition,
+                    encoding,
+                },
+                codes,
+            ));
+        }
+        let lrows = tuple_rows(pool, &lshapes, &lcoded, &roles)?;
+        drop(lcoded);
+        let (dictionary, codes) = Dictionary::build(pool, &lrows)?;
+        let encoding = KeyEncoding::TupleDictionary {
+            columns: lcols.len(),
+            distinct: dictionary.len(),
+        };
+        let composition = Composition::Tuples(dictionary);
+        Ok((
+            JoinCoder {
+                columns,
+                composition,
+                encoding,
+            },
+            codes,
+        ))
+    }
+
+    /// The codes of `right`'s key columns `rcols` (of the types the coder
+    /// was made for) in the left's code space.
+    pub fn code(&self, pool: &Pool, right: &Table, rcols: &[usize]) -> Result<Vec<PartCodes>> {
+        if rcols.len() != self.columns.len() {
+            return Err(FrameError::InvalidRequest(format!(
+                "the join was planned for {} key columns, not {}",
+                self.columns.len(),
+                rcols.len()
+            )));
+        }
+        let mut coded = Vec::with_capacity(rcols.len());
+        for (column, &rc) in self.columns.iter().zip(rcols) {
+            let parts = column.coder.code(pool, right, rc)?;
+            coded.push(ColumnCodes {
+                parts,
+                span: column.span,
+                meaning: Meaning::Offset {
+                    lo: 0,
+                    multiplier: 1,
+                },
+                encoding: column.encoding,
+            });
+        }
+        let shapes = shapes(right);
+        match &self.composition {
+            Composition::Single => Ok(coded.remove(0).parts),
+            Composition::Packed(layout) => pack(pool, &shapes, &coded, layout),
+            Composition::Tuples(dictionary) => {
+                let roles = vec![ColumnRole::JOIN; coded.len()];
+                let rows = tuple_rows(pool, &shapes, &coded, &roles)?;
+                dictionary.lookup(pool, &rows)
+            }
+        }
+    }
+}
+
+impl ColumnCoder {
+    fn code(&self, pool: &Pool, table: &Table, column: usize) -> Result<Vec<PartCodes>> {
+        match self {
+            ColumnCoder::Raw => raw_column(pool, table, column),
+            ColumnCoder::Never => Ok(no_codes(table)),
+            ColumnCoder::Offset { family, lo, hi } => {
+                numbers::offset_codes(pool, table, column, *family, (*lo, *hi))
+            }
+            ColumnCoder::Bytes(dictionary) => {
+                dictionary.lookup(pool, &ColumnBytes::new(table, column)?)
+            }
+            ColumnCoder::Wide { family, dictionary } => {
+                dictionary.lookup(pool, &wide_rows(pool, table, column, *family)?)
+            }
+        }
+    }
+}
+
+/// One column pair's coder and the left column's codes; `single` when it
+/// is the whole key (then values that are their own codes need no range).
+fn column_coder(
     pool: &Pool,
     (left, lc): (&Table, usize),
-    (right, rc): (&Table, usize),
+    (right_schema, rc, right_table): (&Schema, usize, Option<&Table>),
     single: bool,
-) -> Result<(ColumnCodes, ColumnCodes)> {
-    let (lf, rf) = (key_family(left, lc)?, key_family(right, rc)?);
+) -> Result<(CodedColumn, ColumnCodes)> {
+    let (lf, rf) = (family_at(left.schema(), lc)?, family_at(right_schema, rc)?);
     let family = common_family(lf, rf).map_err(|why| {
-        let (l, r) = (left.schema().field(lc), right.schema().field(rc));
+        let (l, r) = (left.schema().field(lc), right_schema.field(rc));
         FrameError::KeyMismatch {
             left: l.name().clone(),
             left_type: l.data_type().to_string(),
@@ -94,157 +302,64 @@ fn pair_codes(
         }
     })?;
     if let Family::Bytes { .. } = family {
-        let (lk, rk) = (ColumnBytes::new(left, lc)?, ColumnBytes::new(right, rc)?);
-        return dictionary_pair(pool, &lk, &rk);
+        let (dictionary, codes) = Dictionary::build(pool, &ColumnBytes::new(left, lc)?)?;
+        return Ok(dictionary_column(ColumnCoder::Bytes, dictionary, codes));
     }
     let (lt, rt) = (
         left.schema().field(lc).data_type(),
-        right.schema().field(rc).data_type(),
+        right_schema.field(rc).data_type(),
     );
     let same_raw = numbers::raw_signed(lt).is_some()
         && numbers::raw_signed(lt) == numbers::raw_signed(rt)
         && multiplier(lt, family) == 1
         && multiplier(rt, family) == 1;
-    if single && same_raw {
-        return Ok((
-            column(raw_column(pool, left, lc)?, u64::MAX, KeyEncoding::Value),
-            column(raw_column(pool, right, rc)?, u64::MAX, KeyEncoding::Value),
-        ));
-    }
-    let ranges = (
-        numbers::range(pool, left, lc, family)?,
-        numbers::range(pool, right, rc, family)?,
-    );
-    let (Some((llo, lhi)), Some((rlo, rhi))) = ranges else {
-        return Ok((
-            column(no_codes(left), 0, KeyEncoding::Value),
-            column(no_codes(right), 0, KeyEncoding::Value),
-        ));
+    let coded = |coder, parts, span| {
+        let encoding = KeyEncoding::Value;
+        let coded = CodedColumn {
+            coder,
+            span,
+            encoding,
+        };
+        (coded, column(parts, span, encoding))
     };
-    let (lo, hi) = (llo.max(rlo), lhi.min(rhi));
-    if lo > hi {
-        return Ok((
-            column(no_codes(left), 0, KeyEncoding::Value),
-            column(no_codes(right), 0, KeyEncoding::Value),
-        ));
+    if single && same_raw {
+        let parts = raw_column(pool, left, lc)?;
+        return Ok(coded(ColumnCoder::Raw, parts, u64::MAX));
     }
+    let left_range = numbers::range(pool, left, lc, family)?;
+    let right_range = match right_table {
+        Some(table) => numbers::range(pool, table, rc, family)?,
+        None => Some((i128::MIN, i128::MAX)),
+    };
+    let meet = match (left_range, right_range) {
+        (Some((llo, lhi)), Some((rlo, rhi))) => Some((llo.max(rlo), lhi.min(rhi))),
+        _ => None,
+    };
+    let Some((lo, hi)) = meet.filter(|(lo, hi)| lo <= hi) else {
+        return Ok(coded(ColumnCoder::Never, no_codes(left), 0));
+    };
     if let Some(span) = span_of(lo, hi) {
-        return Ok((
-            column(
-                numbers::offset_codes(pool, left, lc, family, (lo, hi))?,
-                span,
-                KeyEncoding::Value,
-            ),
-            column(
-                numbers::offset_codes(pool, right, rc, family, (lo, hi))?,
-                span,
-                KeyEncoding::Value,
-            ),
-        ));
+        let parts = numbers::offset_codes(pool, left, lc, family, (lo, hi))?;
+        return Ok(coded(ColumnCoder::Offset { family, lo, hi }, parts, span));
     }
-    let (lk, rk) = (
-        wide(pool, left, lc, family)?,
-        wide(pool, right, rc, family)?,
-    );
-    dictionary_pair(pool, &lk, &rk)
+    let (dictionary, codes) = Dictionary::build(pool, &wide_rows(pool, left, lc, family)?)?;
+    let wide = |dictionary| ColumnCoder::Wide { family, dictionary };
+    Ok(dictionary_column(wide, dictionary, codes))
 }
 
-fn wide(pool: &Pool, table: &Table, column: usize, family: Family) -> Result<FixedRows> {
-    let m = multiplier(table.schema().field(column).data_type(), family);
-    let shapes = shapes(table);
-    let values = crate::par::try_per_part(
-        pool,
-        shapes.len(),
-        |p| shapes[p].1,
-        |p| {
-            let mut out = Vec::with_capacity(shapes[p].0);
-            numbers::each_number(table.parts()[p].batch.column(column).as_ref(), m, |_, v| {
-                out.push(v)
-            })?;
-            Ok(out)
-        },
-    )?;
-    FixedRows::build(pool, 16, &shapes, |p, row, out| match values[p][row] {
-        Some(v) => {
-            out.copy_from_slice(&v.to_be_bytes());
-            true
-        }
-        None => false,
-    })
-}
-
-fn dictionary_pair(
-    pool: &Pool,
-    left: &dyn crate::keys::dictionary::ByteKeys,
-    right: &dyn crate::keys::dictionary::ByteKeys,
-) -> Result<(ColumnCodes, ColumnCodes)> {
-    let (dictionary, lcodes) = Dictionary::build(pool, left)?;
-    let rcodes = dictionary.lookup(pool, right)?;
+/// A column coded by a dictionary of the left's keys.
+fn dictionary_column(
+    coder: impl FnOnce(Dictionary) -> ColumnCoder,
+    dictionary: Dictionary,
+    codes: Vec<PartCodes>,
+) -> (CodedColumn, ColumnCodes) {
     let distinct = dictionary.len();
     let span = distinct.saturating_sub(1);
     let encoding = KeyEncoding::Dictionary { distinct };
-    Ok((
-        column(lcodes, span, encoding),
-        column(rcodes, span, encoding),
-    ))
-}
-
-impl JoinKeys {
-    /// Codes `left`'s columns `lcols` and `right`'s `rcols` (pairwise).
-    pub fn encode(
-        pool: &Pool,
-        left: &Table,
-        lcols: &[usize],
-        right: &Table,
-        rcols: &[usize],
-    ) -> Result<Self> {
-        if lcols.len() != rcols.len() || lcols.is_empty() {
-            return Err(FrameError::InvalidRequest(format!(
-                "a join needs as many key columns on the left as on the right (got {} and {})",
-                lcols.len(),
-                rcols.len()
-            )));
-        }
-        let mut lcoded = Vec::with_capacity(lcols.len());
-        let mut rcoded = Vec::with_capacity(rcols.len());
-        for (&lc, &rc) in lcols.iter().zip(rcols) {
-            let (l, r) = pair_codes(pool, (left, lc), (right, rc), lcols.len() == 1)?;
-            lcoded.push(l);
-            rcoded.push(r);
-        }
-        if lcoded.len() == 1 {
-            let encoding = lcoded[0].encoding;
-            return Ok(JoinKeys {
-                left: lcoded.remove(0).parts,
-                right: rcoded.remove(0).parts,
-                encoding,
-            });
-        }
-        let roles = vec![ColumnRole::JOIN; lcoded.len()];
-        let (lshapes, rshapes) = (shapes(left), shapes(right));
-        if let Some(layout) = packed_layout(&lcoded, &roles) {
-            let bits = layout.iter().map(|l| l.bits).sum();
-            return Ok(JoinKeys {
-                left: pack(pool, &lshapes, &lcoded, &layout)?,
-                right: pack(pool, &rshapes, &rcoded, &layout)?,
-                encoding: KeyEncoding::Packed {
-                    columns: lcoded.len(),
-                    bits,
-                },
-            });
-        }
-        let lrows = tuple_rows(pool, &lshapes, &lcoded, &roles)?;
-        let rrows = tuple_rows(pool, &rshapes, &rcoded, &roles)?;
-        drop((lcoded, rcoded));
-        let (dictionary, lparts) = Dictionary::build(pool, &lrows)?;
-        let rparts = dictionary.lookup(pool, &rrows)?;
-        Ok(JoinKeys {
-            left: lparts,
-            right: rparts,
-            encoding: KeyEncoding::TupleDictionary {
-                columns: lcols.len(),
-                distinct: dictionary.len(),
-            },
-        })
-    }
+    let coded = CodedColumn {
+        coder: coder(dictionary),
+        span,
+        encoding,
+    };
+    (coded, column(codes, span, encoding))
 }

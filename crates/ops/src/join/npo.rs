@@ -50,6 +50,51 @@ pub fn join(
     finish_within(sinks, timer.finish(), &budget)
 }
 
+/// A build side's hash table, kept to be probed by any number of right
+/// relations in turn (a right side read piece by piece) and then, for left
+/// outer, semi and anti joins, scanned once for the left rows they keep.
+/// Probing every piece and then scanning gives the rows [`join`] gives for
+/// the whole right side at once.
+pub struct BuildSide {
+    table: SharedTable,
+}
+
+impl BuildSide {
+    /// The hash table of `left`.
+    pub fn build(pool: &Pool, left: &Relation) -> Result<Self> {
+        left.check_pool(pool)?;
+        Ok(BuildSide {
+            table: build(pool, left)?,
+        })
+    }
+
+    /// The rows `right` (one piece of the right side) joins to: matched
+    /// pairs for inner and left outer joins (whose matched left rows are
+    /// marked), nothing but marks for semi and anti joins. `opts.row_limit`
+    /// bounds the rows this piece may keep.
+    pub fn probe(&self, pool: &Pool, right: &Relation, opts: &JoinOptions) -> Result<JoinResult> {
+        right.check_pool(pool)?;
+        let budget = RowBudget::for_join(opts);
+        let sinks = probe(pool, &self.table, right, opts, &budget)?;
+        finish_within(sinks, Vec::new(), &budget)
+    }
+
+    /// After the last piece: the left rows a left outer join adds (those
+    /// never matched), a semi join keeps (matched) or an anti join keeps
+    /// (never matched), each once and without a right row. Nothing for an
+    /// inner join.
+    pub fn unmatched(&self, pool: &Pool, opts: &JoinOptions) -> Result<JoinResult> {
+        let budget = RowBudget::for_join(opts);
+        let mut sinks: Vec<Sink> = (0..pool.workers())
+            .map(|_| Sink::with_budget(opts.output, budget.clone()))
+            .collect();
+        if opts.kind != JoinKind::Inner {
+            scan(pool, &self.table, opts.kind, &mut sinks)?;
+        }
+        finish_within(sinks, Vec::new(), &budget)
+    }
+}
+
 /// The table of `left`, filled by morsels at their home nodes.
 fn build(pool: &Pool, left: &Relation) -> Result<SharedTable> {
     let table = SharedTable::new(pool, left.len())?;
@@ -168,7 +213,7 @@ fn scan(pool: &Pool, table: &SharedTable, kind: JoinKind, sinks: &mut [Sink]) ->
 mod tests {
     use super::*;
     use crate::join::test_cases::check_algorithm;
-    use crate::join::JoinAlgorithm;
+    use crate::join::{JoinAlgorithm, JoinRow};
 
     #[test]
     fn npo_matches_the_reference_on_adversarial_data() {
@@ -178,6 +223,45 @@ mod tests {
     #[test]
     fn npo_matches_the_reference_on_random_data() {
         crate::join::test_cases::check_random(JoinAlgorithm::NoPartition, 48);
+    }
+
+    #[test]
+    fn a_right_side_probed_in_pieces_gives_the_whole_join() {
+        let pool = crate::testing::pool(2);
+        let r = Relation::from_fn(&pool, 1000, |i| Tuple::new((i % 700) as u64, i as u64)).unwrap();
+        let s = Relation::from_fn(&pool, 3000, |i| Tuple::new((i * 7 % 1500 * 2) as u64, i as u64))
+            .unwrap();
+        let pieces: Vec<Relation> = [0..1000, 1000..1001, 1001..3000]
+            .into_iter()
+            .map(|range| {
+                Relation::from_fn(&pool, range.len(), |i| {
+                    let i = range.start + i;
+                    Tuple::new((i * 7 % 1500 * 2) as u64, i as u64)
+                })
+                .unwrap()
+            })
+            .collect();
+        for kind in [JoinKind::Inner, JoinKind::LeftOuter, JoinKind::Semi, JoinKind::Anti] {
+            let opts = JoinOptions {
+                algorithm: JoinAlgorithm::NoPartition,
+                kind,
+                output: JoinOutput::Materialize,
+                row_limit: None,
+            };
+            let whole = join(&pool, &r, &s, &opts, &crate::timing::Silent).unwrap();
+            let built = BuildSide::build(&pool, &r).unwrap();
+            let mut rows: Vec<JoinRow> = Vec::new();
+            for piece in &pieces {
+                let part = built.probe(&pool, piece, &opts).unwrap();
+                rows.extend(part.materialized.into_iter().flatten());
+            }
+            rows.extend(built.unmatched(&pool, &opts).unwrap().materialized.into_iter().flatten());
+            let mut expected: Vec<JoinRow> = whole.materialized.into_iter().flatten().collect();
+            rows.sort_unstable();
+            expected.sort_unstable();
+            assert!(!expected.is_empty(), "{kind:?}");
+            assert_eq!(rows, expected, "{kind:?}");
+        }
     }
 
     #[test]
