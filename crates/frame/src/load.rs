@@ -8,6 +8,7 @@
 //! size the file announces before anything is read. It does not convert
 //! types: the table holds what the file holds.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -45,14 +46,47 @@ pub fn load(
         &format!("reading {name}"),
         source.decoded_bytes_hint(projection),
     )?;
-    let units = source.units();
-    let next = AtomicUsize::new(0);
+    let parts = decode_units(pool, source, projection, 0..source.units())?;
+    let table = Table::new(name.clone(), projection.schema().clone(), parts)?;
+    let stats = LoadStats {
+        path: name,
+        format: source.format().name(),
+        rows: table.rows() as u64,
+        units: source.units(),
+        bytes: table.memory_bytes(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok((table, stats))
+}
+
+/// Decodes `units` of `source` on `pool` (the workers taking them one at a
+/// time) into a table of their rows, in the file's order: a piece of a
+/// file that is read a piece at a time.
+pub(crate) fn load_units(
+    pool: &Pool,
+    source: &Source,
+    projection: &Projection,
+    units: Range<usize>,
+) -> Result<Table> {
+    let parts = decode_units(pool, source, projection, units)?;
+    let name = source.path().display().to_string();
+    Table::new(name, projection.schema().clone(), parts)
+}
+
+/// The parts of `units`, in order, each on the worker that decoded it.
+fn decode_units(
+    pool: &Pool,
+    source: &Source,
+    projection: &Projection,
+    units: Range<usize>,
+) -> Result<Vec<Part>> {
+    let next = AtomicUsize::new(units.start);
     let failed = AtomicBool::new(false);
     let decoded = pool.broadcast(|ctx| {
         let mut mine = Vec::new();
         while !failed.load(Ordering::Relaxed) {
             let unit = next.fetch_add(1, Ordering::Relaxed);
-            if unit >= units {
+            if unit >= units.end {
                 break;
             }
             match source.read_unit(unit, projection) {
@@ -65,12 +99,12 @@ pub fn load(
         }
         Ok(mine)
     })?;
-    let mut all = Vec::with_capacity(units);
+    let mut all = Vec::with_capacity(units.len());
     for worker in decoded {
         all.extend(worker?);
     }
     all.sort_unstable_by_key(|(unit, _, _)| *unit);
-    let parts: Vec<Part> = all
+    Ok(all
         .into_iter()
         .flat_map(|(_, worker, batches)| {
             batches
@@ -78,15 +112,5 @@ pub fn load(
                 .filter(|b| b.num_rows() > 0)
                 .map(move |batch| Part { batch, worker })
         })
-        .collect();
-    let table = Table::new(name.clone(), projection.schema().clone(), parts)?;
-    let stats = LoadStats {
-        path: name,
-        format: source.format().name(),
-        rows: table.rows() as u64,
-        units,
-        bytes: table.memory_bytes(),
-        seconds: started.elapsed().as_secs_f64(),
-    };
-    Ok((table, stats))
+        .collect())
 }

@@ -79,6 +79,34 @@ impl BuildSide {
         finish_within(sinks, Vec::new(), &budget)
     }
 
+    /// Like [`BuildSide::probe`], for probe tuples that are made as they
+    /// are probed rather than held in a relation: worker `home(i) %
+    /// workers` calls `fill(i, buffer)` for each of the `pieces` and probes
+    /// what it put in the (cleared) buffer. A piece should be a morsel's
+    /// size, so the buffer stays in cache.
+    pub fn probe_pieces(
+        &self,
+        pool: &Pool,
+        pieces: usize,
+        home: &(dyn Fn(usize) -> usize + Sync),
+        fill: &(dyn Fn(usize, &mut Vec<Tuple>) + Sync),
+        opts: &JoinOptions,
+    ) -> Result<JoinResult> {
+        let budget = RowBudget::for_join(opts);
+        let workers = pool.workers().max(1);
+        let sinks = pool.broadcast(|ctx| {
+            let mut sink = Sink::with_budget(opts.output, budget.clone());
+            let mut buffer = Vec::with_capacity(MORSEL_TUPLES);
+            for piece in (0..pieces).filter(|&i| home(i) % workers == ctx.index) {
+                buffer.clear();
+                fill(piece, &mut buffer);
+                probe_morsel(&self.table, &buffer, opts, &mut sink);
+            }
+            sink
+        })?;
+        finish_within(sinks, Vec::new(), &budget)
+    }
+
     /// After the last piece: the left rows a left outer join adds (those
     /// never matched), a semi join keeps (matched) or an anti join keeps
     /// (never matched), each once and without a right row. Nothing for an
@@ -255,12 +283,22 @@ mod tests {
                 let part = built.probe(&pool, piece, &opts).unwrap();
                 rows.extend(part.materialized.into_iter().flatten());
             }
+            // The same tuples made on the fly, 500 at a time.
+            let made = BuildSide::build(&pool, &r).unwrap();
+            let fill = |i: usize, out: &mut Vec<Tuple>| {
+                out.extend((i * 500..(i + 1) * 500).map(|j| Tuple::new((j * 7 % 1500 * 2) as u64, j as u64)))
+            };
+            let result = made.probe_pieces(&pool, 6, &|i| i, &fill, &opts).unwrap();
+            let mut on_the_fly: Vec<JoinRow> = result.materialized.into_iter().flatten().collect();
+            on_the_fly.extend(made.unmatched(&pool, &opts).unwrap().materialized.into_iter().flatten());
+            on_the_fly.sort_unstable();
             rows.extend(built.unmatched(&pool, &opts).unwrap().materialized.into_iter().flatten());
             let mut expected: Vec<JoinRow> = whole.materialized.into_iter().flatten().collect();
             rows.sort_unstable();
             expected.sort_unstable();
             assert!(!expected.is_empty(), "{kind:?}");
             assert_eq!(rows, expected, "{kind:?}");
+            assert_eq!(on_the_fly, expected, "{kind:?}");
         }
     }
 

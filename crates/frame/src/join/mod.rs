@@ -19,7 +19,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow_array::RecordBatch;
 use arrow_schema::{Field, Schema, SchemaRef};
 use serde::Serialize;
 
@@ -31,13 +30,16 @@ use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
 use crate::input::Input;
-use crate::keys::decode::{Gatherer, GATHER_ROWS};
 use crate::keys::{JoinKeys, KeyEncoding, PartCodes};
 use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
-use crate::par::try_per_part;
 use crate::relation::{relation_of, TUPLE_BYTES};
 use crate::table::{row_ref, Table};
+
+mod gather;
+mod stream;
+
+use gather::{gather_result, keyless_rows};
 use crate::RunOptions;
 
 /// What to join and how.
@@ -254,6 +256,10 @@ pub struct JoinReport {
     /// Every phase, in order: key coding, relations, the kernel's phases,
     /// the gathering of the result.
     pub phases: Vec<PhaseTime>,
+    /// When the right side was read from its file and probed a piece at a
+    /// time: how many pieces (`None`: it was held whole).
+    pub right_pieces: Option<usize>,
+    /// The join's time; for a streamed right side, less the reading.
     pub seconds: f64,
 }
 
@@ -392,6 +398,7 @@ pub fn run(
         right_keyless: keyless(&keys.right),
         rows,
         phases,
+        right_pieces: None,
         seconds: started.elapsed().as_secs_f64(),
     };
     Ok((report, table))
@@ -408,27 +415,32 @@ pub struct JoinOutcome {
     pub verified: bool,
 }
 
-/// Checks the request against both inputs' schemas, reads the columns it
-/// needs, and joins `reps` times (every repetition must agree).
-pub fn join_inputs(
+/// The file to stream the right side from, when the request allows it: a
+/// file input, one repetition, no check against the reference (which
+/// needs the whole right side) and the no-partition kernel (chosen, or
+/// `auto`).
+fn streamable<'a>(right: &'a Input, request: &JoinRequest, options: &RunOptions) -> Option<&'a numakit_io::Source> {
+    let kernel = matches!(request.algorithm, None | Some(JoinAlgorithm::NoPartition));
+    match right {
+        Input::File(source) if kernel && options.reps <= 1 && !options.verify => Some(source),
+        _ => None,
+    }
+}
+
+/// Joins the tables `reps` times (every repetition must agree); returns
+/// every report and the last result.
+fn repeat(
     pool: &Pool,
-    left: &Input,
-    right: &Input,
+    (ltable, rtable): (&Table, &Table),
     request: &JoinRequest,
     options: &RunOptions,
     progress: &dyn Progress,
-) -> Result<JoinOutcome> {
-    let plan = JoinPlan::new(request, &left.schema(), &right.schema())?;
-    progress.phase("load left");
-    let (ltable, lstats) = left.columns(pool, &plan.left_read, &request.memory_limit)?;
-    progress.phase("load right");
-    let (rtable, rstats) = right.columns(pool, &plan.right_read, &request.memory_limit)?;
-    options.check_verify_size(ltable.rows() + rtable.rows())?;
+) -> Result<(Vec<JoinReport>, Option<Table>)> {
     let mut runs: Vec<JoinReport> = Vec::new();
     let mut table = None;
     for _ in 0..options.reps.max(1) {
         drop(table.take());
-        let (report, result) = run(pool, &ltable, &rtable, request, progress)?;
+        let (report, result) = run(pool, ltable, rtable, request, progress)?;
         if let Some(first) = runs.first() {
             if first.rows != report.rows {
                 return Err(FrameError::InvalidRequest(format!(
@@ -440,13 +452,65 @@ pub fn join_inputs(
         runs.push(report);
         table = result;
     }
+    Ok((runs, table))
+}
+
+/// Checks the request against both inputs' schemas, reads the columns it
+/// needs, and joins `reps` times (every repetition must agree). The right
+/// side of a file is streamed where [`streamable`] allows.
+pub fn join_inputs(
+    pool: &Pool,
+    left: &Input,
+    right: &Input,
+    request: &JoinRequest,
+    options: &RunOptions,
+    progress: &dyn Progress,
+) -> Result<JoinOutcome> {
+    let plan = JoinPlan::new(request, &left.schema(), &right.schema())?;
+    progress.phase("load left");
+    let (ltable, lstats) = left.columns(pool, &plan.left_read, &request.memory_limit)?;
+    let (rtable, rstats, runs, table) = match streamable(right, request, options) {
+        Some(source) => {
+            let right = stream::StreamedRight {
+                projection: source.project(Some(&plan.right_read))?,
+                source,
+            };
+            let mut parts = Vec::new();
+            let (report, rstats) =
+                stream::run_streamed(pool, &ltable, &right, request, progress, &mut |t| {
+                    parts.extend(t.parts().iter().cloned());
+                    Ok(())
+                })?;
+            let table = if request.count_only {
+                None
+            } else {
+                let schema = JoinPlan::new(request, ltable.schema(), right.projection.schema())?;
+                Some(Table::new("the join's result", schema.schema().clone(), parts)?)
+            };
+            (None, Some(rstats), vec![report], table)
+        }
+        None => {
+            progress.phase("load right");
+            let (rtable, rstats) = right.columns(pool, &plan.right_read, &request.memory_limit)?;
+            options.check_verify_size(ltable.rows() + rtable.rows())?;
+            let (runs, table) = repeat(pool, (&ltable, &rtable), request, options, progress)?;
+            (Some(rtable), rstats, runs, table)
+        }
+    };
     if options.verify {
         let rows = runs.last().map_or(0, |r| r.rows);
-        crate::reference::check_join(&ltable, &rtable, request, table.as_ref(), rows)?;
+        let rtable = rtable.as_ref().ok_or_else(|| {
+            FrameError::InvalidRequest("a verified join holds its right side".into())
+        })?;
+        crate::reference::check_join(&ltable, rtable, request, table.as_ref(), rows)?;
     }
     let (ldeclared, rdeclared) = (left.declared_schema(), right.declared_schema());
     // The result's columns in the order the loaded tables give them.
-    let loaded = JoinPlan::new(request, ltable.schema(), rtable.schema())?;
+    let rschema = match &rtable {
+        Some(t) => t.schema().clone(),
+        None => right.schema(),
+    };
+    let loaded = JoinPlan::new(request, ltable.schema(), &rschema)?;
     let declared: Vec<Option<arrow_schema::DataType>> = loaded
         .left_out_names()
         .iter()
@@ -475,48 +539,3 @@ pub fn join_inputs(
     })
 }
 
-/// The left rows without a key, as unmatched result rows.
-fn keyless_rows(codes: &[PartCodes]) -> Vec<JoinRow> {
-    codes
-        .iter()
-        .enumerate()
-        .flat_map(|(p, part)| {
-            part.invalid.iter().map(move |&r| JoinRow {
-                key: 0,
-                left: row_ref(p, r as usize),
-                right: None,
-            })
-        })
-        .collect()
-}
-
-fn gather_result(
-    pool: &Pool,
-    left: &Table,
-    right: &Table,
-    plan: &JoinPlan,
-    (lcols, rcols): (&[usize], &[usize]),
-    rows: Vec<Vec<JoinRow>>,
-) -> Result<Table> {
-    let workers = pool.workers().max(1);
-    let (lnulls, rnulls) = (Gatherer::nulls(left, lcols), Gatherer::nulls(right, rcols));
-    let batches = try_per_part(
-        pool,
-        rows.len(),
-        |i| i % workers,
-        |i| {
-            let mut lg = Gatherer::new(left, lcols, &lnulls);
-            let mut rg = Gatherer::new(right, rcols, &rnulls);
-            rows[i]
-                .chunks(GATHER_ROWS)
-                .map(|chunk| {
-                    let mut arrays = lg.gather(chunk.iter().map(|r| Some(r.left)))?;
-                    arrays.extend(rg.gather(chunk.iter().map(|r| r.right))?);
-                    RecordBatch::try_new(plan.schema.clone(), arrays)
-                        .map_err(|e| FrameError::arrow("assembling the join's result", e))
-                })
-                .collect::<Result<Vec<_>>>()
-        },
-    )?;
-    Table::of_outputs("the join's result", plan.schema.clone(), batches, workers)
-}
