@@ -87,6 +87,7 @@ impl Input {
 /// reader chose for a string column) cast back to it: `declared[i]` is the
 /// type column i should have, if known.
 pub(crate) fn restore_types(
+    pool: &Pool,
     table: Table,
     declared: &[Option<arrow_schema::DataType>],
 ) -> Result<Table> {
@@ -118,10 +119,13 @@ pub(crate) fn restore_types(
         })
         .collect();
     let restored = std::sync::Arc::new(arrow_schema::Schema::new(fields));
-    let parts = table
-        .parts()
-        .iter()
-        .map(|p| {
+    let parts = table.parts();
+    let parts = crate::par::try_per_part(
+        pool,
+        parts.len(),
+        |i| parts[i].worker,
+        |i| {
+            let p = &parts[i];
             let columns = p
                 .batch
                 .columns()
@@ -139,7 +143,7 @@ pub(crate) fn restore_types(
                 batch,
                 worker: p.worker,
             })
-        })
-        .collect::<Result<Vec<_>>>()?;
+        },
+    )?;
     Table::new(table.name().to_string(), restored, parts)
 }

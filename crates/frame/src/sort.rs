@@ -314,7 +314,7 @@ pub fn sort_input(
                 .map(|d| d.data_type().clone())
         })
         .collect();
-    let result = crate::input::restore_types(result, &declared)?;
+    let result = crate::input::restore_types(pool, result, &declared)?;
     Ok(SortOutcome {
         input: stats,
         runs,

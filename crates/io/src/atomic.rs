@@ -23,13 +23,38 @@ pub(crate) fn write_atomically(
     path: &Path,
     write_contents: impl FnOnce(File) -> Result<()>,
 ) -> Result<()> {
-    let (temporary, file) = create_temporary_beside(path)?;
-    let guard = RemoveOnDrop(Some(temporary.clone()));
+    let (pending, file) = AtomicFile::create(path)?;
     write_contents(file)?;
-    std::fs::rename(&temporary, path)
-        .map_err(|source| IoError::file("move the finished file to", path, source))?;
-    guard.disarm();
-    Ok(())
+    pending.commit()
+}
+
+/// A file being written beside its final path: [`AtomicFile::commit`]
+/// moves it there; dropped uncommitted (an error, a panic), it is removed.
+pub(crate) struct AtomicFile {
+    path: PathBuf,
+    temporary: RemoveOnDrop,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file for `path`; returns it to write to.
+    pub(crate) fn create(path: &Path) -> Result<(AtomicFile, File)> {
+        let (temporary, file) = create_temporary_beside(path)?;
+        let pending = AtomicFile {
+            path: path.to_path_buf(),
+            temporary: RemoveOnDrop(Some(temporary)),
+        };
+        Ok((pending, file))
+    }
+
+    /// Moves the finished file to its path (replacing any file there).
+    pub(crate) fn commit(self) -> Result<()> {
+        if let Some(temporary) = &self.temporary.0 {
+            std::fs::rename(temporary, &self.path)
+                .map_err(|source| IoError::file("move the finished file to", &self.path, source))?;
+        }
+        self.temporary.disarm();
+        Ok(())
+    }
 }
 
 fn create_temporary_beside(path: &Path) -> Result<(PathBuf, File)> {

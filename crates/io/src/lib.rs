@@ -45,13 +45,14 @@ mod format;
 mod ipc;
 mod options;
 mod parquet_io;
+mod parquet_write;
 mod projection;
 mod source;
 mod table;
 
 use std::path::Path;
 
-pub use batch_write::write_batches;
+pub use batch_write::{write_batches, BatchWriter};
 pub use error::{IoError, Result, ACCEPTED_TYPES};
 pub use format::Format;
 pub use options::{CsvOptions, ParquetCompression, ReadOptions, WriteOptions};

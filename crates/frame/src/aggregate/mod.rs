@@ -376,7 +376,7 @@ pub fn aggregate_input(
                 crate::reference::check_aggregate(&table, request, &outcome.table)?;
                 outcome.verified = true;
             }
-            outcome.table = restore_output(outcome.table, request, &plan, input)?;
+            outcome.table = restore_output(pool, outcome.table, request, &plan, input)?;
             return Ok(outcome);
         }
     }
@@ -403,7 +403,7 @@ pub fn aggregate_input(
     if options.verify {
         crate::reference::check_aggregate(&table, request, &result)?;
     }
-    let result = restore_output(result, request, &plan, input)?;
+    let result = restore_output(pool, result, request, &plan, input)?;
     Ok(AggregateOutcome {
         input: stats,
         runs,
@@ -438,6 +438,7 @@ fn name_overflow(error: FrameError, request: &AggregateRequest, kernels: &Kernel
 
 /// The result with key, MIN and MAX columns in the types the input declares.
 fn restore_output(
+    pool: &Pool,
     result: Table,
     request: &AggregateRequest,
     plan: &AggregatePlan,
@@ -463,7 +464,7 @@ fn restore_output(
                 }),
         )
         .collect();
-    crate::input::restore_types(result, &types)
+    crate::input::restore_types(pool, result, &types)
 }
 
 /// Whether a group-by can run batch by batch (while its file is read):

@@ -39,8 +39,8 @@ use crate::table::{row_ref, Table};
 mod gather;
 mod stream;
 
-use gather::{gather_result, keyless_rows};
 use crate::RunOptions;
+use gather::{gather_result, keyless_rows};
 
 /// What to join and how.
 #[derive(Clone, Debug)]
@@ -419,7 +419,11 @@ pub struct JoinOutcome {
 /// file input, one repetition, no check against the reference (which
 /// needs the whole right side) and the no-partition kernel (chosen, or
 /// `auto`).
-fn streamable<'a>(right: &'a Input, request: &JoinRequest, options: &RunOptions) -> Option<&'a numakit_io::Source> {
+fn streamable<'a>(
+    right: &'a Input,
+    request: &JoinRequest,
+    options: &RunOptions,
+) -> Option<&'a numakit_io::Source> {
     let kernel = matches!(request.algorithm, None | Some(JoinAlgorithm::NoPartition));
     match right {
         Input::File(source) if kernel && options.reps <= 1 && !options.verify => Some(source),
@@ -485,7 +489,11 @@ pub fn join_inputs(
                 None
             } else {
                 let schema = JoinPlan::new(request, ltable.schema(), right.projection.schema())?;
-                Some(Table::new("the join's result", schema.schema().clone(), parts)?)
+                Some(Table::new(
+                    "the join's result",
+                    schema.schema().clone(),
+                    parts,
+                )?)
             };
             (None, Some(rstats), vec![report], table)
         }
@@ -528,7 +536,7 @@ pub fn join_inputs(
         }))
         .collect();
     let table = table
-        .map(|t| crate::input::restore_types(t, &declared))
+        .map(|t| crate::input::restore_types(pool, t, &declared))
         .transpose()?;
     Ok(JoinOutcome {
         left: lstats,
@@ -538,4 +546,3 @@ pub fn join_inputs(
         verified: options.verify,
     })
 }
-

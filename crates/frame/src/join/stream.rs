@@ -87,8 +87,12 @@ fn prepare(
     let lkeys = indices(left.schema(), &request.left_on)?;
     let rkeys = indices(right.projection.schema(), &request.right_on)?;
     timer.start("code keys");
-    let (coder, codes) =
-        JoinCoder::new(pool, (left, &lkeys), (right.projection.schema(), &rkeys), None)?;
+    let (coder, codes) = JoinCoder::new(
+        pool,
+        (left, &lkeys),
+        (right.projection.schema(), &rkeys),
+        None,
+    )?;
     timer.start("build relations");
     request
         .memory_limit
@@ -152,7 +156,12 @@ pub(crate) fn run_streamed(
     for (i, start) in (0..units).step_by(per_piece).enumerate() {
         progress.phase(&format!("right piece {} of {pieces}", i + 1));
         let clock = Instant::now();
-        let piece = load_units(pool, source, &right.projection, start..(start + per_piece).min(units))?;
+        let piece = load_units(
+            pool,
+            source,
+            &right.projection,
+            start..(start + per_piece).min(units),
+        )?;
         times.read += clock.elapsed().as_secs_f64();
         right_rows += piece.rows() as u64;
         right_bytes += piece.memory_bytes();
@@ -162,19 +171,38 @@ pub(crate) fn run_streamed(
         times.code += clock.elapsed().as_secs_f64();
         let clock = Instant::now();
         let per_row = row_size(left_row + row_bytes(&piece, &rcols));
-        options.row_limit = (!request.count_only).then(|| request.memory_limit.headroom() / per_row);
-        let result = probe(pool, &prepared.built, (&piece, &codes), &options, request, per_row)?;
+        options.row_limit =
+            (!request.count_only).then(|| request.memory_limit.headroom() / per_row);
+        let result = probe(
+            pool,
+            &prepared.built,
+            (&piece, &codes),
+            &options,
+            request,
+            per_row,
+        )?;
         drop(codes);
         times.probe += clock.elapsed().as_secs_f64();
         rows += result.rows;
         if !request.count_only {
             let clock = Instant::now();
-            let table = gather(pool, (left, &piece), &plan, (&lcols, &rcols), result, request)?;
+            let table = gather(
+                pool,
+                (left, &piece),
+                &plan,
+                (&lcols, &rcols),
+                result,
+                request,
+            )?;
             emit(table)?;
             times.gather += clock.elapsed().as_secs_f64();
         }
     }
-    let empty_right = Table::new(source.path().display().to_string(), right.projection.schema().clone(), Vec::new())?;
+    let empty_right = Table::new(
+        source.path().display().to_string(),
+        right.projection.schema().clone(),
+        Vec::new(),
+    )?;
     let mut timer = PhaseTimer::new(progress);
     if request.kind != JoinKind::Inner {
         timer.start("left-outer scan");
@@ -187,7 +215,14 @@ pub(crate) fn run_streamed(
         }
         rows += result.rows;
         if !request.count_only && result.rows > 0 {
-            let table = gather(pool, (left, &empty_right), &plan, (&lcols, &rcols), result, request)?;
+            let table = gather(
+                pool,
+                (left, &empty_right),
+                &plan,
+                (&lcols, &rcols),
+                result,
+                request,
+            )?;
             emit(table)?;
         }
     }
@@ -264,7 +299,11 @@ fn probe(
     let slices: Vec<(usize, usize)> = codes
         .iter()
         .enumerate()
-        .flat_map(|(p, c)| (0..c.codes.len()).step_by(PROBE_ROWS).map(move |start| (p, start)))
+        .flat_map(|(p, c)| {
+            (0..c.codes.len())
+                .step_by(PROBE_ROWS)
+                .map(move |start| (p, start))
+        })
         .collect();
     let parts = piece.parts();
     let home = |i: usize| parts[slices[i].0].worker;

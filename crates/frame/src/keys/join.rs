@@ -112,7 +112,10 @@ enum ColumnCoder {
     Bytes(Dictionary),
     /// Numbers whose range is wider than 64 bits: their 16-byte forms
     /// looked up in the left's dictionary.
-    Wide { family: Family, dictionary: Dictionary },
+    Wide {
+        family: Family,
+        dictionary: Dictionary,
+    },
 }
 
 /// One column's coder, span and encoding.

@@ -231,7 +231,12 @@ pub(crate) fn group_column_codes(pool: &Pool, table: &Table, column: usize) -> R
 
 /// 128-bit values as 16 order-preserving bytes (sign bit flipped, big
 /// endian), for a dictionary.
-pub(crate) fn wide_rows(pool: &Pool, table: &Table, column: usize, family: Family) -> Result<FixedRows> {
+pub(crate) fn wide_rows(
+    pool: &Pool,
+    table: &Table,
+    column: usize,
+    family: Family,
+) -> Result<FixedRows> {
     let multiplier = family::multiplier(table.schema().field(column).data_type(), family);
     let shapes: Vec<(usize, usize)> = table
         .parts()

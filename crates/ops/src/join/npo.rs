@@ -257,8 +257,10 @@ mod tests {
     fn a_right_side_probed_in_pieces_gives_the_whole_join() {
         let pool = crate::testing::pool(2);
         let r = Relation::from_fn(&pool, 1000, |i| Tuple::new((i % 700) as u64, i as u64)).unwrap();
-        let s = Relation::from_fn(&pool, 3000, |i| Tuple::new((i * 7 % 1500 * 2) as u64, i as u64))
-            .unwrap();
+        let s = Relation::from_fn(&pool, 3000, |i| {
+            Tuple::new((i * 7 % 1500 * 2) as u64, i as u64)
+        })
+        .unwrap();
         let pieces: Vec<Relation> = [0..1000, 1000..1001, 1001..3000]
             .into_iter()
             .map(|range| {
@@ -269,7 +271,12 @@ mod tests {
                 .unwrap()
             })
             .collect();
-        for kind in [JoinKind::Inner, JoinKind::LeftOuter, JoinKind::Semi, JoinKind::Anti] {
+        for kind in [
+            JoinKind::Inner,
+            JoinKind::LeftOuter,
+            JoinKind::Semi,
+            JoinKind::Anti,
+        ] {
             let opts = JoinOptions {
                 algorithm: JoinAlgorithm::NoPartition,
                 kind,
@@ -286,13 +293,29 @@ mod tests {
             // The same tuples made on the fly, 500 at a time.
             let made = BuildSide::build(&pool, &r).unwrap();
             let fill = |i: usize, out: &mut Vec<Tuple>| {
-                out.extend((i * 500..(i + 1) * 500).map(|j| Tuple::new((j * 7 % 1500 * 2) as u64, j as u64)))
+                out.extend(
+                    (i * 500..(i + 1) * 500)
+                        .map(|j| Tuple::new((j * 7 % 1500 * 2) as u64, j as u64)),
+                )
             };
             let result = made.probe_pieces(&pool, 6, &|i| i, &fill, &opts).unwrap();
             let mut on_the_fly: Vec<JoinRow> = result.materialized.into_iter().flatten().collect();
-            on_the_fly.extend(made.unmatched(&pool, &opts).unwrap().materialized.into_iter().flatten());
+            on_the_fly.extend(
+                made.unmatched(&pool, &opts)
+                    .unwrap()
+                    .materialized
+                    .into_iter()
+                    .flatten(),
+            );
             on_the_fly.sort_unstable();
-            rows.extend(built.unmatched(&pool, &opts).unwrap().materialized.into_iter().flatten());
+            rows.extend(
+                built
+                    .unmatched(&pool, &opts)
+                    .unwrap()
+                    .materialized
+                    .into_iter()
+                    .flatten(),
+            );
             let mut expected: Vec<JoinRow> = whole.materialized.into_iter().flatten().collect();
             rows.sort_unstable();
             expected.sort_unstable();

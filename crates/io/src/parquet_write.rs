@@ -1,0 +1,228 @@
+//! Parquet files written from record batches as they come: rows are cut
+//! into row groups of about a million, and as soon as a wave of row groups
+//! (as many as there are CPUs) is complete, every column chunk of the wave
+//! is encoded and compressed as a task of its own on that many threads and
+//! the chunks are appended in order. The file is the same as one written
+//! serially, and at most one wave of batches and of encoded chunks is held.
+//!
+//! Zstandard level 1 by default. This module does not choose the file's
+//! path or make it appear atomically (`batch_write` and `atomic` do).
+
+use std::fs::File;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_writer::{
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn,
+    ArrowRowGroupWriterFactory,
+};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::errors::ParquetError;
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+
+use crate::options::ParquetCompression;
+
+/// Rows per Parquet row group.
+pub(crate) const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// A Parquet file being written.
+pub(crate) struct ParquetSink {
+    writer: SerializedFileWriter<File>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    /// Batches not yet encoded, and their rows.
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
+    /// Row groups written so far.
+    groups: usize,
+    threads: usize,
+}
+
+impl ParquetSink {
+    pub(crate) fn new(
+        file: File,
+        schema: &SchemaRef,
+        compression: ParquetCompression,
+    ) -> Result<Self, ParquetError> {
+        let codec = match compression {
+            ParquetCompression::Zstd => Compression::ZSTD(ZstdLevel::try_new(1)?),
+            ParquetCompression::Snappy => Compression::SNAPPY,
+            ParquetCompression::None => Compression::UNCOMPRESSED,
+        };
+        let properties = WriterProperties::builder()
+            .set_compression(codec)
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .build();
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(properties))?;
+        let (writer, factory) = writer.into_serialized_writer()?;
+        Ok(ParquetSink {
+            writer,
+            factory,
+            schema: schema.clone(),
+            pending: Vec::new(),
+            pending_rows: 0,
+            groups: 0,
+            threads: encoding_threads(),
+        })
+    }
+
+    /// Adds `batch`; encodes a wave once one is complete.
+    pub(crate) fn push(&mut self, batch: RecordBatch) -> Result<(), ParquetError> {
+        self.pending_rows += batch.num_rows();
+        self.pending.push(batch);
+        let wave_rows = self.threads * ROW_GROUP_ROWS;
+        if self.pending_rows >= wave_rows {
+            let mut groups = row_groups(&std::mem::take(&mut self.pending));
+            let whole_waves = self.pending_rows / wave_rows;
+            let rest = groups.split_off(whole_waves * self.threads);
+            self.pending_rows -= groups.len() * ROW_GROUP_ROWS;
+            self.pending = rest.into_iter().flatten().collect();
+            for wave in groups.chunks(self.threads) {
+                self.encode_wave(wave)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes what is left and closes the file.
+    pub(crate) fn finish(mut self) -> Result<(), ParquetError> {
+        let groups = row_groups(&std::mem::take(&mut self.pending));
+        for wave in groups.chunks(self.threads) {
+            self.encode_wave(wave)?;
+        }
+        self.writer.close()?;
+        Ok(())
+    }
+
+    /// Encodes the row groups of one wave in parallel and appends them.
+    fn encode_wave(&mut self, wave: &[Vec<RecordBatch>]) -> Result<(), ParquetError> {
+        let mut tasks = Vec::new();
+        for (offset, group) in wave.iter().enumerate() {
+            let writers = self.factory.create_column_writers(self.groups + offset)?;
+            let leaves = leaves_of(&self.schema, group, writers.len())?;
+            for (column, (writer, leaves)) in writers.into_iter().zip(leaves).enumerate() {
+                tasks.push(ColumnTask {
+                    group: offset,
+                    column,
+                    writer,
+                    leaves,
+                });
+            }
+        }
+        let mut chunks = encode_in_parallel(tasks, self.threads)?;
+        chunks.sort_unstable_by_key(|(key, _)| *key);
+        let mut chunks = chunks.into_iter().peekable();
+        for offset in 0..wave.len() {
+            let mut row_group = self.writer.next_row_group()?;
+            while let Some(((_, _), chunk)) = chunks.next_if(|((g, _), _)| *g == offset) {
+                chunk.append_to_row_group(&mut row_group)?;
+            }
+            row_group.close()?;
+        }
+        self.groups += wave.len();
+        Ok(())
+    }
+}
+
+/// CPUs to encode on.
+pub(crate) fn encoding_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The leaf columns of one row group's batches, per column writer.
+fn leaves_of(
+    schema: &SchemaRef,
+    group: &[RecordBatch],
+    writers: usize,
+) -> Result<Vec<Vec<ArrowLeafColumn>>, parquet::errors::ParquetError> {
+    let mut leaves: Vec<Vec<ArrowLeafColumn>> = (0..writers).map(|_| Vec::new()).collect();
+    for batch in group {
+        let mut at = 0;
+        for (field, column) in schema.fields().iter().zip(batch.columns()) {
+            for leaf in compute_leaves(field, column)? {
+                leaves[at].push(leaf);
+                at += 1;
+            }
+        }
+    }
+    Ok(leaves)
+}
+
+/// The rows of `batches` in row groups of [`ROW_GROUP_ROWS`] rows (the
+/// last one fewer), larger batches sliced (without copying).
+pub(crate) fn row_groups(batches: &[RecordBatch]) -> Vec<Vec<RecordBatch>> {
+    let mut groups = Vec::new();
+    let mut group: Vec<RecordBatch> = Vec::new();
+    let mut rows = 0;
+    for batch in batches {
+        let mut at = 0;
+        while at < batch.num_rows() {
+            let take = (ROW_GROUP_ROWS - rows).min(batch.num_rows() - at);
+            group.push(batch.slice(at, take));
+            at += take;
+            rows += take;
+            if rows == ROW_GROUP_ROWS {
+                groups.push(std::mem::take(&mut group));
+                rows = 0;
+            }
+        }
+    }
+    if !group.is_empty() {
+        groups.push(group);
+    }
+    groups
+}
+
+/// One column chunk to encode: which row group of the wave, which column.
+struct ColumnTask {
+    group: usize,
+    column: usize,
+    writer: ArrowColumnWriter,
+    leaves: Vec<ArrowLeafColumn>,
+}
+
+type EncodedChunk = ((usize, usize), ArrowColumnChunk);
+
+/// Encodes every task on up to `threads` threads, each taking the next
+/// task when it is done with one; the chunks keyed by (row group, column).
+fn encode_in_parallel(
+    tasks: Vec<ColumnTask>,
+    threads: usize,
+) -> Result<Vec<EncodedChunk>, parquet::errors::ParquetError> {
+    let threads = threads.min(tasks.len()).max(1);
+    let queue = std::sync::Mutex::new(tasks.into_iter());
+    let next = || queue.lock().ok().and_then(|mut q| q.next());
+    let encoded = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    while let Some(mut task) = next() {
+                        for leaf in &task.leaves {
+                            task.writer.write(leaf)?;
+                        }
+                        done.push(((task.group, task.column), task.writer.close()?));
+                    }
+                    Ok::<_, parquet::errors::ParquetError>(done)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(parquet::errors::ParquetError::General(
+                        "a column encoder panicked".into(),
+                    ))
+                })
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut chunks = Vec::new();
+    for share in encoded {
+        chunks.extend(share?);
+    }
+    Ok(chunks)
+}
