@@ -30,6 +30,7 @@ mod par;
 pub mod reference;
 mod relation;
 pub mod sample;
+pub mod sink;
 pub mod sort;
 mod sort_keys_only;
 pub mod table;
@@ -50,6 +51,9 @@ pub struct RunOptions {
     /// Run an operator that can while its file is read (else the file is
     /// read whole first, and operator times exclude reading).
     pub stream: bool,
+    /// Decoded bytes of a streamed input read at a time (a join's right
+    /// side); at least one unit per worker is read.
+    pub piece_bytes: u64,
 }
 
 impl Default for RunOptions {
@@ -59,6 +63,7 @@ impl Default for RunOptions {
             verify: false,
             verify_limit_rows: 50_000_000,
             stream: true,
+            piece_bytes: join::PIECE_BYTES,
         }
     }
 }

@@ -34,10 +34,13 @@ use crate::keys::{JoinKeys, KeyEncoding, PartCodes};
 use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
 use crate::relation::{relation_of, TUPLE_BYTES};
+use crate::sink::{write_table, ResultSink};
 use crate::table::{row_ref, Table};
 
 mod gather;
 mod stream;
+
+pub use stream::PIECE_BYTES;
 
 use crate::RunOptions;
 use gather::{gather_result, keyless_rows};
@@ -259,7 +262,9 @@ pub struct JoinReport {
     /// When the right side was read from its file and probed a piece at a
     /// time: how many pieces (`None`: it was held whole).
     pub right_pieces: Option<usize>,
-    /// The join's time; for a streamed right side, less the reading.
+    /// The join's time; for a streamed right side, less the reading of
+    /// the right file and the delivery of the result (its writing, when it
+    /// is written as it is made).
     pub seconds: f64,
 }
 
@@ -416,7 +421,7 @@ pub struct JoinOutcome {
 }
 
 /// The file to stream the right side from, when the request allows it: a
-/// file input, one repetition, no check against the reference (which
+/// file input, streaming allowed, one repetition, no check against the reference (which
 /// needs the whole right side) and the no-partition kernel (chosen, or
 /// `auto`).
 fn streamable<'a>(
@@ -426,7 +431,9 @@ fn streamable<'a>(
 ) -> Option<&'a numakit_io::Source> {
     let kernel = matches!(request.algorithm, None | Some(JoinAlgorithm::NoPartition));
     match right {
-        Input::File(source) if kernel && options.reps <= 1 && !options.verify => Some(source),
+        Input::File(source) if kernel && options.stream && options.reps <= 1 && !options.verify => {
+            Some(source)
+        }
         _ => None,
     }
 }
@@ -470,30 +477,70 @@ pub fn join_inputs(
     options: &RunOptions,
     progress: &dyn Progress,
 ) -> Result<JoinOutcome> {
+    join_inputs_into(pool, (left, right), request, options, progress, None)
+}
+
+/// Like [`join_inputs`], with the result handed to `sink` (when given) as
+/// it is made rather than kept: a streamed join then never holds its
+/// result whole, and the outcome has no table.
+pub fn join_inputs_into(
+    pool: &Pool,
+    (left, right): (&Input, &Input),
+    request: &JoinRequest,
+    options: &RunOptions,
+    progress: &dyn Progress,
+    mut sink: Option<&mut dyn ResultSink>,
+) -> Result<JoinOutcome> {
     let plan = JoinPlan::new(request, &left.schema(), &right.schema())?;
     progress.phase("load left");
     let (ltable, lstats) = left.columns(pool, &plan.left_read, &request.memory_limit)?;
     let (rtable, rstats, runs, table) = match streamable(right, request, options) {
         Some(source) => {
-            let right = stream::StreamedRight {
+            let streamed = stream::StreamedRight {
                 projection: source.project(Some(&plan.right_read))?,
                 source,
+                piece_bytes: options.piece_bytes,
             };
+            let result_plan =
+                JoinPlan::new(request, ltable.schema(), streamed.projection.schema())?;
+            let declared = declared_types(&result_plan, left, right);
+            let empty = Table::new(
+                "the join's result",
+                result_plan.schema().clone(),
+                Vec::new(),
+            )?;
+            let empty = crate::input::restore_types(pool, empty, &declared)?;
             let mut parts = Vec::new();
+            let mut started = false;
             let (report, rstats) =
-                stream::run_streamed(pool, &ltable, &right, request, progress, &mut |t| {
-                    parts.extend(t.parts().iter().cloned());
-                    Ok(())
+                stream::run_streamed(pool, &ltable, &streamed, request, progress, &mut |t| {
+                    let t = crate::input::restore_types(pool, t, &declared)?;
+                    match sink.as_deref_mut() {
+                        Some(sink) => {
+                            if !std::mem::replace(&mut started, true) {
+                                sink.start(empty.schema())?;
+                            }
+                            t.batches().into_iter().try_for_each(|b| sink.write(b))
+                        }
+                        None => {
+                            parts.extend(t.parts().iter().cloned());
+                            Ok(())
+                        }
+                    }
                 })?;
-            let table = if request.count_only {
-                None
-            } else {
-                let schema = JoinPlan::new(request, ltable.schema(), right.projection.schema())?;
-                Some(Table::new(
+            let table = match sink.as_deref_mut() {
+                _ if request.count_only => None,
+                Some(sink) => {
+                    if !started {
+                        sink.start(empty.schema())?;
+                    }
+                    None
+                }
+                None => Some(Table::new(
                     "the join's result",
-                    schema.schema().clone(),
+                    empty.schema().clone(),
                     parts,
-                )?)
+                )?),
             };
             (None, Some(rstats), vec![report], table)
         }
@@ -502,6 +549,12 @@ pub fn join_inputs(
             let (rtable, rstats) = right.columns(pool, &plan.right_read, &request.memory_limit)?;
             options.check_verify_size(ltable.rows() + rtable.rows())?;
             let (runs, table) = repeat(pool, (&ltable, &rtable), request, options, progress)?;
+            // The result's columns in the order the loaded tables give them.
+            let result_plan = JoinPlan::new(request, ltable.schema(), rtable.schema())?;
+            let declared = declared_types(&result_plan, left, right);
+            let table = table
+                .map(|t| crate::input::restore_types(pool, t, &declared))
+                .transpose()?;
             (Some(rtable), rstats, runs, table)
         }
     };
@@ -512,32 +565,13 @@ pub fn join_inputs(
         })?;
         crate::reference::check_join(&ltable, rtable, request, table.as_ref(), rows)?;
     }
-    let (ldeclared, rdeclared) = (left.declared_schema(), right.declared_schema());
-    // The result's columns in the order the loaded tables give them.
-    let rschema = match &rtable {
-        Some(t) => t.schema().clone(),
-        None => right.schema(),
+    let table = match (sink, table) {
+        (Some(sink), Some(table)) => {
+            write_table(sink, &table)?;
+            None
+        }
+        (_, table) => table,
     };
-    let loaded = JoinPlan::new(request, ltable.schema(), &rschema)?;
-    let declared: Vec<Option<arrow_schema::DataType>> = loaded
-        .left_out_names()
-        .iter()
-        .map(|n| {
-            ldeclared
-                .field_with_name(n)
-                .ok()
-                .map(|f| f.data_type().clone())
-        })
-        .chain(loaded.right_out_names().iter().map(|n| {
-            rdeclared
-                .field_with_name(n)
-                .ok()
-                .map(|f| f.data_type().clone())
-        }))
-        .collect();
-    let table = table
-        .map(|t| crate::input::restore_types(pool, t, &declared))
-        .transpose()?;
     Ok(JoinOutcome {
         left: lstats,
         right: rstats,
@@ -545,4 +579,30 @@ pub fn join_inputs(
         table,
         verified: options.verify,
     })
+}
+
+/// The types the inputs declare for the columns of the result of `plan`
+/// (made on the loaded tables, whose column order the result follows): a
+/// file's own, before reading choices such as dictionary arrays for strings.
+fn declared_types(
+    plan: &JoinPlan,
+    left: &Input,
+    right: &Input,
+) -> Vec<Option<arrow_schema::DataType>> {
+    let (ldeclared, rdeclared) = (left.declared_schema(), right.declared_schema());
+    let type_in = |schema: &Schema, name: &String| {
+        schema
+            .field_with_name(name)
+            .ok()
+            .map(|f| f.data_type().clone())
+    };
+    plan.left_out_names()
+        .iter()
+        .map(|n| type_in(&ldeclared, n))
+        .chain(
+            plan.right_out_names()
+                .iter()
+                .map(|n| type_in(&rdeclared, n)),
+        )
+        .collect()
 }

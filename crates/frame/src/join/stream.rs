@@ -39,12 +39,14 @@ use crate::table::{row_ref, Table};
 /// Decoded bytes of the right side read at a time (at least one unit per
 /// worker): large enough that the pool's phases dwarf their start-up,
 /// small against the inputs of the joins this path is for.
-pub(crate) const PIECE_BYTES: u64 = 64 << 20;
+pub const PIECE_BYTES: u64 = 64 << 20;
 
 /// The right side of a streamed join: its file and the columns read.
 pub(crate) struct StreamedRight<'a> {
     pub(crate) source: &'a Source,
     pub(crate) projection: Projection,
+    /// Decoded bytes to read at a time.
+    pub(crate) piece_bytes: u64,
 }
 
 /// Seconds spent in the phases every piece goes through.
@@ -54,6 +56,8 @@ struct PieceTimes {
     code: f64,
     probe: f64,
     gather: f64,
+    /// Handing results to the caller (writing them, when it writes).
+    deliver: f64,
 }
 
 /// The left side, ready to be probed.
@@ -149,7 +153,7 @@ pub(crate) fn run_streamed(
     };
     let source = right.source;
     let units = source.units();
-    let per_piece = piece_units(source, &right.projection, pool.workers());
+    let per_piece = piece_units(right, pool.workers());
     let pieces = units.div_ceil(per_piece);
     let mut times = PieceTimes::default();
     let (mut rows, mut right_rows, mut right_keyless, mut right_bytes) = (0u64, 0u64, 0u64, 0u64);
@@ -232,9 +236,10 @@ pub(crate) fn run_streamed(
             ("code right keys", times.code),
             ("probe", times.probe),
             ("gather columns", times.gather),
+            ("deliver result", times.deliver),
         ]
         .into_iter()
-        .filter(|(name, _)| !(request.count_only && *name == "gather columns"))
+        .filter(|(name, _)| !request.count_only || *name == "code right keys" || *name == "probe")
         .map(|(name, seconds)| PhaseTime {
             name: name.into(),
             seconds,
@@ -246,7 +251,7 @@ pub(crate) fn run_streamed(
         algorithm: JoinAlgorithm::NoPartition,
         auto_reason: Some(format!(
             "npo, right side streamed: the left side's table is built once and the right file \
-             is read and probed {pieces} piece(s) at a time, so the right side is never held \
+             is read and probed in {pieces} piece(s), one at a time, so the right side is never held \
              whole"
         )),
         key_encoding: prepared.coder.encoding,
@@ -257,7 +262,7 @@ pub(crate) fn run_streamed(
         rows,
         phases,
         right_pieces: Some(pieces),
-        seconds: started.elapsed().as_secs_f64() - times.read,
+        seconds: started.elapsed().as_secs_f64() - times.read - times.deliver,
     };
     let stats = LoadStats {
         path: source.path().display().to_string(),
@@ -270,11 +275,12 @@ pub(crate) fn run_streamed(
     Ok((report, stats))
 }
 
-/// Units per piece: about [`PIECE_BYTES`] decoded, at least one per worker.
-fn piece_units(source: &Source, projection: &Projection, workers: usize) -> usize {
-    let units = source.units().max(1);
-    let bytes = source.decoded_bytes_hint(projection).max(1);
-    let by_bytes = (units as u128 * PIECE_BYTES as u128 / bytes as u128) as usize;
+/// Units per piece: about the piece's bytes decoded, at least one per
+/// worker.
+fn piece_units(right: &StreamedRight, workers: usize) -> usize {
+    let units = right.source.units().max(1);
+    let bytes = right.source.decoded_bytes_hint(&right.projection).max(1);
+    let by_bytes = (units as u128 * right.piece_bytes as u128 / bytes as u128) as usize;
     by_bytes.max(workers).max(1)
 }
 

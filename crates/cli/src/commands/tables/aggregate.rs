@@ -96,7 +96,7 @@ pub fn run(pool: &Pool, path: &Path, args: &AggregateArgs, json: bool, quiet: bo
             times,
             started,
             &request.memory_limit,
-            Some(&outcome.table),
+            Some(outcome.table.schema()),
             args.common.out.as_deref(),
         ),
         input: outcome.input,

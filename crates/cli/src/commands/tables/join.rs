@@ -4,16 +4,17 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
-use numakit_frame::join::{join_inputs, JoinOutcome, JoinReport, JoinRequest};
+use anyhow::{bail, Context, Result};
+use numakit_frame::join::{join_inputs_into, JoinOutcome, JoinReport, JoinRequest};
 use numakit_frame::load::LoadStats;
+use numakit_frame::sink::{FileSink, ResultSink};
+use numakit_io::WriteOptions;
 use numakit_ops::join::{JoinAlgorithm, JoinKind};
 use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::tables::{
-    describe_load, file_input, head, memory_limit, names, phases_line, run_options, write_result,
-    RunFigures,
+    describe_load, file_input, head, memory_limit, names, phases_line, run_options, RunFigures,
 };
 use crate::op_args::JoinArgs;
 use crate::progress::Spinner;
@@ -86,17 +87,25 @@ pub fn run(
     let right_input = file_input(right, pool.workers())?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("join");
-    let outcome = join_inputs(
+    // A result written to a file goes there as it is made (a streamed
+    // join never holds it whole).
+    let mut file = match &args.common.out {
+        Some(path) if !request.count_only => Some(FileSink::new(path, WriteOptions::default())),
+        _ => None,
+    };
+    let outcome = join_inputs_into(
         pool,
-        &left_input,
-        &right_input,
+        (&left_input, &right_input),
         &request,
         &run_options(&args.common),
         &spinner,
+        file.as_mut().map(|f| f as &mut dyn ResultSink),
     )?;
     spinner.finish();
-    if let (Some(path), Some(table)) = (&args.common.out, &outcome.table) {
-        write_result(path, table)?;
+    let schema = file.as_ref().and_then(|f| f.schema().cloned());
+    if let (Some(file), Some(path)) = (file, &args.common.out) {
+        file.finish()
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     let JoinOutcome {
         left: lstats,
@@ -113,7 +122,7 @@ pub fn run(
             times,
             started,
             &request.memory_limit,
-            table.as_ref(),
+            table.as_ref().map(|t| t.schema()).or(schema.as_ref()),
             args.common.out.as_deref(),
         ),
         left: lstats,
@@ -128,6 +137,9 @@ pub fn run(
     println!("{}", render(&report, &request, (left, right)));
     match (&table, &args.common.out) {
         (Some(t), None) => println!("\n{}", head(t, args.common.show)?),
+        (None, Some(path)) if !request.count_only => {
+            println!("\n{} rows written to {}", report.rows, path.display())
+        }
         (Some(_), Some(path)) => println!("\n{} rows written to {}", report.rows, path.display()),
         (None, _) => println!("\n{} rows (counted, not materialised)", report.rows),
     }

@@ -13,6 +13,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use arrow_array::RecordBatch;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::SchemaRef;
 use numakit_frame::load::LoadStats;
 use numakit_frame::memory::{human_bytes, peak_resident_bytes};
 use numakit_frame::{Input, MemoryLimit, Table};
@@ -40,7 +41,7 @@ pub fn run_options(common: &OpCommon) -> numakit_frame::RunOptions {
         reps: common.reps,
         verify: common.verify,
         verify_limit_rows: crate::commands::opcommon::VERIFY_LIMIT_ROWS,
-        stream: true,
+        ..numakit_frame::RunOptions::default()
     }
 }
 
@@ -99,7 +100,7 @@ impl RunFigures {
         times: Vec<f64>,
         started: std::time::Instant,
         limit: &MemoryLimit,
-        result: Option<&Table>,
+        result: Option<&SchemaRef>,
         out: Option<&Path>,
     ) -> Self {
         RunFigures {
@@ -108,12 +109,8 @@ impl RunFigures {
             wall_seconds: started.elapsed().as_secs_f64(),
             peak_rss_bytes: peak_resident_bytes(),
             memory_limit_bytes: limit.bytes,
-            columns: result.map_or_else(Vec::new, |t| {
-                t.schema()
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().clone())
-                    .collect()
+            columns: result.map_or_else(Vec::new, |schema| {
+                schema.fields().iter().map(|f| f.name().clone()).collect()
             }),
             out: out.map(|p| p.display().to_string()),
         }

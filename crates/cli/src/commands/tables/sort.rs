@@ -94,7 +94,7 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
             times,
             started,
             &request.memory_limit,
-            Some(&outcome.table),
+            Some(outcome.table.schema()),
             args.common.out.as_deref(),
         ),
         input: outcome.input,
