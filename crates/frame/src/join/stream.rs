@@ -39,7 +39,7 @@ use crate::table::{row_ref, Table};
 /// Decoded bytes of the right side read at a time (at least one unit per
 /// worker): large enough that the pool's phases dwarf their start-up,
 /// small against the inputs of the joins this path is for.
-pub const PIECE_BYTES: u64 = 64 << 20;
+pub const PIECE_BYTES: u64 = 16 << 20;
 
 /// The right side of a streamed join: its file and the columns read.
 pub(crate) struct StreamedRight<'a> {
@@ -198,8 +198,10 @@ pub(crate) fn run_streamed(
                 result,
                 request,
             )?;
-            emit(table)?;
             times.gather += clock.elapsed().as_secs_f64();
+            let clock = Instant::now();
+            emit(table)?;
+            times.deliver += clock.elapsed().as_secs_f64();
         }
     }
     let empty_right = Table::new(
