@@ -5,8 +5,9 @@
 //! against the sequential reference), counting equal to materializing, and
 //! a result written as it is made equal to the one kept.
 
-use std::sync::Arc;
+mod common;
 
+use common::pool;
 use numakit_frame::join::{join_inputs, join_inputs_into, JoinOutcome, JoinRequest};
 use numakit_frame::reference::{all_rows, same_rows};
 use numakit_frame::sink::FileSink;
@@ -14,8 +15,7 @@ use numakit_frame::{Input, MemoryLimit, RunOptions, Table};
 use numakit_io::{SourceOptions, WriteOptions};
 use numakit_ops::join::JoinKind;
 use numakit_ops::timing::Silent;
-use numakit_placement::PlacementMode;
-use numakit_pool::{Pool, PoolBuilder};
+use numakit_pool::Pool;
 
 const KINDS: [JoinKind; 4] = [
     JoinKind::Inner,
@@ -23,16 +23,6 @@ const KINDS: [JoinKind; 4] = [
     JoinKind::Semi,
     JoinKind::Anti,
 ];
-
-fn pool(threads: usize) -> Pool {
-    let topology = Arc::new(numakit_topology::discover().expect("topology"));
-    let threads = threads.min(topology.allowed.cpus.len().max(1));
-    PoolBuilder::new(topology)
-        .threads(threads)
-        .placement(PlacementMode::BestEffort)
-        .build()
-        .expect("pool")
-}
 
 /// A CSV file: a string key with nulls (empty fields), an integer key
 /// with nulls, and a value.

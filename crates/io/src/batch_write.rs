@@ -170,6 +170,13 @@ mod tests {
     use super::*;
     use crate::parquet_write::{encoding_threads, row_groups, ROW_GROUP_ROWS};
 
+    fn id_and_name() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, false),
+        ]))
+    }
+
     fn batch(schema: &SchemaRef, start: i64, rows: i64) -> RecordBatch {
         let ids = Int64Array::from_iter_values(start..start + rows);
         let names = StringArray::from_iter_values((start..start + rows).map(|i| format!("n{i}")));
@@ -178,10 +185,7 @@ mod tests {
 
     #[test]
     fn row_groups_slice_large_batches_and_join_small_ones() {
-        let schema: SchemaRef = Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int64, false),
-            Field::new("name", DataType::Utf8, false),
-        ]));
+        let schema = id_and_name();
         let big = ROW_GROUP_ROWS as i64;
         let batches = [
             batch(&schema, 0, 3),
@@ -200,10 +204,7 @@ mod tests {
 
     #[test]
     fn several_waves_of_row_groups_are_written_in_order() {
-        let schema: SchemaRef = Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int64, false),
-            Field::new("name", DataType::Utf8, false),
-        ]));
+        let schema = id_and_name();
         let rows = (ROW_GROUP_ROWS * (encoding_threads() + 1) + 17) as i64;
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("waves.parquet");
@@ -242,10 +243,7 @@ mod tests {
 
     #[test]
     fn batches_written_one_at_a_time_across_waves_read_back_in_order() {
-        let schema: SchemaRef = Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int64, false),
-            Field::new("name", DataType::Utf8, false),
-        ]));
+        let schema = id_and_name();
         let rows = (ROW_GROUP_ROWS * (encoding_threads() * 2 + 1) + 5) as i64;
         let directory = tempfile::tempdir().unwrap();
         let path = directory.path().join("pushed.parquet");
@@ -285,10 +283,7 @@ mod tests {
 
     #[test]
     fn an_unfinished_writer_leaves_nothing_and_keeps_the_old_file() {
-        let schema: SchemaRef = Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int64, false),
-            Field::new("name", DataType::Utf8, false),
-        ]));
+        let schema = id_and_name();
         let directory = tempfile::tempdir().unwrap();
         for name in ["out.parquet", "out.csv", "out.arrow"] {
             let path = directory.path().join(name);

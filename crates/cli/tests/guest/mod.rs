@@ -64,7 +64,37 @@ pub fn in_guest(run: &PathBuf, g: &Guest, commands: &[&str]) -> Vec<String> {
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
     let started = std::time::Instant::now();
-    let output = Command::new(run)
+    let mut output = boot(run, g, bin, &script);
+    if never_started(&output) {
+        // The emulator now and then hangs while the guest boots (no
+        // command ever starts, and the harness times out): boot once more.
+        eprintln!(
+            "guest with {} nodes never started its first command; booting it again",
+            g.nodes
+        );
+        output = boot(run, g, bin, &script);
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!(
+        "guest with {} nodes, {} CPUs: {} command(s) in {:.1} s",
+        g.nodes,
+        g.cpus,
+        commands.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        output.status.success(),
+        "guest with {} nodes failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        g.nodes,
+        output.status
+    );
+    stdout.split("@@@").map(str::to_string).collect()
+}
+
+/// One boot of the guest running `script`.
+fn boot(run: &PathBuf, g: &Guest, bin: &str, script: &str) -> std::process::Output {
+    Command::new(run)
         .args([
             // -v: the harness's own timings and QEMU's command line go to
             // stderr, which is shown only when the guest fails.
@@ -89,26 +119,16 @@ pub fn in_guest(run: &PathBuf, g: &Guest, commands: &[&str]) -> Vec<String> {
             "--",
             "sh",
             "-c",
-            &script,
+            script,
         ])
         .output()
-        .expect("the numa-vm harness should start");
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    eprintln!(
-        "guest with {} nodes, {} CPUs: {} command(s) in {:.1} s",
-        g.nodes,
-        g.cpus,
-        commands.len(),
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        output.status.success(),
-        "guest with {} nodes failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        g.nodes,
-        output.status
-    );
-    stdout.split("@@@").map(str::to_string).collect()
+        .expect("the numa-vm harness should start")
+}
+
+/// Whether the harness timed out before the guest announced any command.
+fn never_started(output: &std::process::Output) -> bool {
+    output.status.code() == Some(124)
+        && !String::from_utf8_lossy(&output.stderr).contains("[guest]")
 }
 
 /// The shell command for `args` (`[taskset -c LIST | cpuset LIST] numakit ...`).
