@@ -361,15 +361,8 @@ pub fn run(
         row_limit,
     };
     let per_row = std::mem::size_of::<JoinRow>() as u64 + out_row;
-    let result = run_kernel(pool, &lrel, &rrel, &options, progress).map_err(|e| match e {
-        numakit_ops::OpsError::ResultTooLarge { rows, .. } => FrameError::MemoryLimit {
-            what: format!("the join's result ({rows} rows)"),
-            need: crate::memory::human_bytes(rows.saturating_mul(per_row)),
-            limit: crate::memory::human_bytes(request.memory_limit.bytes),
-            in_use: crate::memory::human_bytes(crate::memory::resident_bytes()),
-        },
-        other => FrameError::from(other),
-    })?;
+    let result = run_kernel(pool, &lrel, &rrel, &options, progress)
+        .map_err(|e| kernel_error(e, "", per_row, &request.memory_limit))?;
     drop((lrel, rrel));
     let mut phases = timer.finish();
     phases.extend(result.phases.iter().cloned());
@@ -407,6 +400,25 @@ pub fn run(
         seconds: started.elapsed().as_secs_f64(),
     };
     Ok((report, table))
+}
+
+/// The kernel's error, its row limit turned into the memory limit it came
+/// from (`which` says whose rows: "" or "a piece's ").
+fn kernel_error(
+    error: numakit_ops::OpsError,
+    which: &str,
+    per_row: u64,
+    limit: &MemoryLimit,
+) -> FrameError {
+    match error {
+        numakit_ops::OpsError::ResultTooLarge { rows, .. } => FrameError::MemoryLimit {
+            what: format!("the join's result ({which}{rows} rows)"),
+            need: crate::memory::human_bytes(rows.saturating_mul(per_row)),
+            limit: crate::memory::human_bytes(limit.bytes),
+            in_use: crate::memory::human_bytes(crate::memory::resident_bytes()),
+        },
+        other => FrameError::from(other),
+    }
 }
 
 /// A join from its inputs: what was loaded, every repetition's report,

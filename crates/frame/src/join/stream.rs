@@ -28,11 +28,10 @@ use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
 use crate::join::gather::{gather_result, keyless_rows};
-use crate::join::{keyless, row_bytes, JoinPlan, JoinReport, JoinRequest};
+use crate::join::{kernel_error, keyless, row_bytes, JoinPlan, JoinReport, JoinRequest};
 use crate::keys::join::JoinCoder;
 use crate::keys::PartCodes;
 use crate::load::{load_units, LoadStats};
-use crate::memory::{human_bytes, resident_bytes};
 use crate::relation::{relation_of, TUPLE_BYTES};
 use crate::table::{row_ref, Table};
 
@@ -332,15 +331,7 @@ fn probe(
     };
     built
         .probe_pieces(pool, slices.len(), &home, &fill, options)
-        .map_err(|e| match e {
-            numakit_ops::OpsError::ResultTooLarge { rows, .. } => FrameError::MemoryLimit {
-                what: format!("the join's result (a piece's {rows} rows)"),
-                need: human_bytes(rows.saturating_mul(per_row)),
-                limit: human_bytes(request.memory_limit.bytes),
-                in_use: human_bytes(resident_bytes()),
-            },
-            other => FrameError::from(other),
-        })
+        .map_err(|e| kernel_error(e, "a piece's ", per_row, &request.memory_limit))
 }
 
 fn gather(
