@@ -1,7 +1,8 @@
 //! Group-bys of files run while the file is read (the streaming path):
 //! several units per worker, keys of several kinds with nulls, checked
-//! against the plain reference; and the fall-back to reading the file
-//! whole when the groups grow as fast as the rows, and of tables in memory
+//! against the plain reference; many groups of one integer key streamed
+//! in partitions; and the fall-back to reading the file whole when the
+//! groups of other keys grow as fast as the rows, and of tables in memory
 //! when a worker's groups outgrow its share of the cache.
 
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use numakit_frame::aggregate::{
 };
 use numakit_frame::{Input, MemoryLimit, RunOptions};
 use numakit_io::SourceOptions;
+use numakit_ops::aggregate::AggMethod;
 use numakit_ops::timing::Silent;
 use numakit_placement::PlacementMode;
 use numakit_pool::{Pool, PoolBuilder};
@@ -114,18 +116,31 @@ fn streamed_group_bys_agree_with_the_reference() {
 }
 
 #[test]
-fn too_many_groups_fall_back_to_reading_the_file_whole() {
+fn many_groups_of_an_integer_key_stream_in_partitions_and_others_read_the_file_whole() {
     let file = csv(300_000, 300_000);
     let options = SourceOptions {
         csv_unit_bytes: 1 << 16,
         ..SourceOptions::default()
     };
     let input = Input::file(file.path(), &options).unwrap();
-    let pool = pool(2);
-    for keys in [["row"], ["name"]] {
-        let outcome = verified(&pool, &input, &keys, "count,sum:qty");
-        assert_ne!(path(&outcome), AggregatePath::Streaming, "{keys:?}");
+    for threads in [1, 2] {
+        let pool = pool(threads);
+        // A unique key, and a key with nulls: values with nulls, floats
+        // and dates travel through the partitions' buffers.
+        let cases = [
+            (["row"], "count,sum:qty,avg:price,min:day,max:qty,count:qty"),
+            (["qty"], "count,sum:row,min:price,max:day"),
+        ];
+        for (keys, aggs) in cases.into_iter().skip(2 - threads) {
+            let outcome = verified(&pool, &input, &keys, aggs);
+            let report = outcome.runs.last().unwrap();
+            assert_eq!(report.path, AggregatePath::Streaming, "{keys:?}");
+            assert_eq!(report.method, AggMethod::Partitioned, "{keys:?}");
+            assert_eq!(report.input_rows, 300_000);
+        }
     }
+    let outcome = verified(&pool(2), &input, &["name"], "count,sum:qty");
+    assert_ne!(path(&outcome), AggregatePath::Streaming);
 }
 
 #[test]

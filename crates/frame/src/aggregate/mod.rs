@@ -491,7 +491,9 @@ fn streamable(request: &AggregateRequest, plan: &AggregatePlan, schema: &Schema)
 
 /// The groups of `feed` through the streaming engine: the groups, their
 /// key columns (per output) and the rows read; `None` when it gave up.
-type StreamedGroups = (Vec<Groups>, Vec<Vec<ArrayRef>>, u64);
+/// The last item is the partitions per worker, when workers split their
+/// groups.
+type StreamedGroups = (Vec<Groups>, Vec<Vec<ArrayRef>>, u64, Option<usize>);
 
 fn streamed(
     pool: &Pool,
@@ -509,7 +511,12 @@ fn streamed(
     )
     .map_err(|e| name_overflow(e, request, kernels))?;
     Ok(match streamed {
-        stream::Streamed::Done { groups, keys, rows } => Some((groups, keys, rows)),
+        stream::Streamed::Done {
+            groups,
+            keys,
+            rows,
+            partitions,
+        } => Some((groups, keys, rows, partitions)),
         stream::Streamed::TooManyGroups => None,
     })
 }
@@ -535,7 +542,7 @@ fn in_place(
     let mut timer = PhaseTimer::new(progress);
     timer.start("aggregate in place");
     let feed = stream::Feed::Table(&projected);
-    let Some((groups, keys, rows)) = streamed(pool, &feed, plan, &kernels, request)? else {
+    let Some((groups, keys, rows, _)) = streamed(pool, &feed, plan, &kernels, request)? else {
         return Ok(None);
     };
     timer.start("build result");
@@ -594,7 +601,9 @@ fn stream_input(
             source,
             projection: &projection,
         };
-        let Some((groups, keys, rows)) = streamed(pool, &feed, plan, &kernels, request)? else {
+        let Some((groups, keys, rows, partitions)) =
+            streamed(pool, &feed, plan, &kernels, request)?
+        else {
             return Ok(None);
         };
         timer.start("build result");
@@ -605,10 +614,11 @@ fn stream_input(
             groups: table.rows() as u64,
             key_encoding: KeyEncoding::PerWorker { columns: plan.keys },
             path: AggregatePath::Streaming,
-            method: AggMethod::Local,
-            reason: "every worker aggregates the batches it decodes into its own groups, which \
-                     then merge by key; the file is never held whole"
-                .into(),
+            method: match partitions {
+                Some(_) => AggMethod::Partitioned,
+                None => AggMethod::Local,
+            },
+            reason: streaming_reason(partitions),
             estimated_groups: None,
             direct_index: Some(false),
             phases,
@@ -623,6 +633,20 @@ fn stream_input(
         table,
         verified: false,
     }))
+}
+
+/// Why the streaming engine ran as it did.
+fn streaming_reason(partitions: Option<usize>) -> String {
+    match partitions {
+        None => "every worker aggregates the batches it decodes into its own groups, which \
+                 then merge by key; the file is never held whole"
+            .into(),
+        Some(p) => format!(
+            "every worker aggregates the batches it decodes; once its groups outgrew its cache it \
+             sent its rows, a buffer at a time, to {p} partitions by key hash, each owned by one \
+             worker, so every group is held once; the file is never held whole"
+        ),
+    }
 }
 
 struct Computed {

@@ -16,12 +16,17 @@
 //! key, one dictionary over all workers' groups makes their codes global,
 //! and the groups merge by those codes (each worker merging its share).
 //!
-//! When a worker finds that its groups grow nearly as fast as its rows,
-//! streaming stops and the caller reads the file whole instead (the
-//! operators' partitioned methods then handle the many groups better); a
-//! table already in memory stops as soon as a worker's groups outgrow its
-//! share of the cache. Workers look every [`SLICE_ROWS`] rows, so giving
-//! up wastes little.
+//! When a worker's groups outgrow its share of the cache, one table costs a
+//! miss to memory per row. Reading a file with one integer (or float) key,
+//! whose codes mean the same on every worker, the worker then sends its
+//! rows on, in buffers, to partitions by key hash, each owned by one worker
+//! (`numakit_ops::aggregate::columns::radix`): every group is held once,
+//! by its owner, and there is no merge of every group or canonical bytes. Other keys give up
+//! once groups grow nearly as fast as rows, and the caller reads the file
+//! whole instead (the operators' partitioned methods then handle the many
+//! groups better); a table already in memory gives up as soon as a
+//! worker's groups outgrow its share of the cache. Workers look every
+//! [`SLICE_ROWS`] rows, so giving up wastes little.
 //! MIN and MAX of strings need the order of every value in the input, so
 //! they are not streamed.
 
@@ -33,7 +38,9 @@ use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch, StringArray};
 use arrow_schema::{DataType, SchemaRef};
 
 use numakit_io::{Projection, Source};
-use numakit_ops::aggregate::columns::{self, AggSpec, Groups, Partial, Segment, ValueColumn};
+use numakit_ops::aggregate::columns::{
+    self, AggSpec, Groups, Partial, RadixShared, RadixWorker, Segment, ValueColumn,
+};
 use numakit_pool::Pool;
 
 use crate::aggregate::spec::{value_type, ValueType};
@@ -59,6 +66,10 @@ const GIVE_UP_GROUPS: usize = 1 << 16;
 const GIVE_UP_ROWS_PER_GROUP: usize = 4;
 /// Rows a worker adds between two looks at its groups.
 const SLICE_ROWS: usize = 1 << 16;
+/// Groups that outgrow the cache are split into `1 << PARTITION_BITS`
+/// partitions: at 2^20 groups, 4K groups (about 400 KiB) each, which the
+/// cache holds while a buffer is added.
+const PARTITION_BITS: u32 = 8;
 
 /// Whether streaming went through or gave up.
 pub(crate) enum Streamed {
@@ -67,6 +78,8 @@ pub(crate) enum Streamed {
         /// The key columns of the groups of each output, in order.
         keys: Vec<Vec<ArrayRef>>,
         rows: u64,
+        /// The partitions per worker, when workers split their groups.
+        partitions: Option<usize>,
     },
     TooManyGroups,
 }
@@ -79,6 +92,9 @@ struct Worker {
     /// Two key columns numbered by tables: their codes pack into one word.
     pair: bool,
     partial: Partial,
+    /// Once the groups outgrew the cache: the rows since then go to the
+    /// partitions' owners through this (`partial` keeps the earlier ones).
+    radix: Option<RadixWorker>,
     /// One integer key: its direct window.
     window: KeyWindow,
     rows: usize,
@@ -104,6 +120,7 @@ impl Worker {
             tuples: (key_types.len() > 1).then(|| KeyTable::with_capacity(64)),
             coders,
             partial,
+            radix: None,
             rows: 0,
         }
     }
@@ -148,7 +165,13 @@ impl Worker {
         Ok(PartCodes::new(codes, Vec::new()))
     }
 
-    fn add(&mut self, batch: &RecordBatch, keys: usize, specs: &[AggSpec]) -> Result<()> {
+    fn add(
+        &mut self,
+        batch: &RecordBatch,
+        keys: usize,
+        specs: &[AggSpec],
+        shared: &RadixShared,
+    ) -> Result<()> {
         let codes = self.group_codes(batch, keys)?;
         let codes = self.window.fit(&mut self.partial, codes, specs);
         let lanes: Vec<(LaneKind, PartLane)> = (keys..batch.num_columns())
@@ -162,7 +185,10 @@ impl Worker {
                 .map(|(kind, lane)| lane.column(*kind))
                 .collect::<Vec<ValueColumn<'_>>>(),
         };
-        self.partial.add(&segment, specs)?;
+        match &mut self.radix {
+            Some(radix) => radix.add(shared, &segment, specs)?,
+            None => self.partial.add(&segment, specs)?,
+        }
         self.rows += batch.num_rows();
         Ok(())
     }
@@ -172,11 +198,26 @@ impl Worker {
     /// merge here copies every group's key; with about as many groups as
     /// rows that costs more than it saves).
     fn too_many_groups(&self, in_memory: bool) -> bool {
-        if self.window.is_direct() {
+        if self.window.is_direct() || self.radix.is_some() {
             return false;
         }
         let groups = self.partial.groups() - self.window.unused(&self.partial);
         groups > GIVE_UP_GROUPS && (in_memory || groups * GIVE_UP_ROWS_PER_GROUP > self.rows)
+    }
+
+    /// Whether the groups can be split into partitions: one key column
+    /// whose codes are its values (the same on every worker).
+    fn splittable(&self) -> bool {
+        self.coders.len() == 1 && matches!(self.coders[0], Coder::Raw { .. } | Coder::Float)
+    }
+
+    /// Whether the worker's groups have outgrown the cache, so that it
+    /// splits them into partitions from now on.
+    fn should_split(&self) -> bool {
+        self.radix.is_none()
+            && !self.window.is_direct()
+            && self.splittable()
+            && self.partial.groups() - self.window.unused(&self.partial) > GIVE_UP_GROUPS
     }
 
     /// The canonical key bytes of group `g`: per column a flag (0 null, 1
@@ -349,6 +390,7 @@ pub(crate) fn stream(
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<FrameError>> = Mutex::new(None);
+    let shared = RadixShared::new(PARTITION_BITS, count);
     let workers = pool.broadcast(|ctx| {
         let mut worker = Worker::new(&key_types, specs);
         let mut own = (0..units).filter(|&u| feed.owns(u, ctx.index, count));
@@ -368,8 +410,10 @@ pub(crate) fn stream(
                     for batch in &batches {
                         for start in (0..batch.num_rows()).step_by(SLICE_ROWS) {
                             let rows = SLICE_ROWS.min(batch.num_rows() - start);
-                            worker.add(&batch.slice(start, rows), keys, specs)?;
-                            if worker.too_many_groups(in_memory) {
+                            worker.add(&batch.slice(start, rows), keys, specs, &shared)?;
+                            if !in_memory && worker.should_split() {
+                                worker.radix = Some(RadixWorker::new(&shared, ctx.index, specs));
+                            } else if worker.too_many_groups(in_memory) {
                                 stop.store(true, Ordering::Relaxed);
                             }
                             if stop.load(Ordering::Relaxed) {
@@ -386,6 +430,13 @@ pub(crate) fn stream(
                 }
             }
         }
+        if let Some(radix) = &mut worker.radix {
+            if let Err(e) = radix.hand_off(&shared, specs) {
+                if let Ok(mut f) = failure.lock() {
+                    f.get_or_insert(e.into());
+                }
+            }
+        }
         worker
     })?;
     if let Some(e) = failure.into_inner().ok().flatten() {
@@ -394,11 +445,57 @@ pub(crate) fn stream(
     if stop.load(Ordering::Relaxed) {
         return Ok(Streamed::TooManyGroups);
     }
+    if workers.iter().any(|w| w.radix.is_some()) {
+        return finish_partitions(pool, &schema, specs, &shared, workers);
+    }
     let mut workers = workers;
     for worker in &mut workers {
         worker.window.close(&mut worker.partial);
     }
     merge(pool, &schema, keys, specs, workers)
+}
+
+/// The groups of workers that split them: every owner adds what was sent
+/// to it and its share of the groups made before the split (and of any
+/// worker that never split), then turns its partitions into its share of
+/// the result.
+fn finish_partitions(
+    pool: &Pool,
+    schema: &SchemaRef,
+    specs: &[AggSpec],
+    shared: &RadixShared,
+    workers: Vec<Worker>,
+) -> Result<Streamed> {
+    let rows = workers.iter().map(|w| w.rows as u64).sum();
+    let mut earlier = Vec::with_capacity(workers.len());
+    let mut radixes = Vec::with_capacity(workers.len());
+    for mut worker in workers {
+        worker.window.close(&mut worker.partial);
+        radixes.push(Mutex::new(worker.radix.take()));
+        earlier.push(worker.partial);
+    }
+    let earlier: Vec<&Partial> = earlier.iter().collect();
+    let per_worker = pool.broadcast(|ctx| -> Result<Vec<Groups>> {
+        let radix = radixes
+            .get(ctx.index)
+            .and_then(|r| r.lock().ok().and_then(|mut r| r.take()))
+            .unwrap_or_else(|| RadixWorker::new(shared, ctx.index, specs));
+        Ok(radix.finish(shared, &earlier, specs)?)
+    })?;
+    drop(earlier);
+    let groups = columns::in_partition_order(per_worker.into_iter().collect::<Result<_>>()?);
+    let data_type = schema.field(0).data_type().clone();
+    let coder = Coder::for_type(&data_type);
+    let keys = groups
+        .iter()
+        .map(|g| Ok(vec![decode_codes(&coder, &data_type, &g.codes)?]))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Streamed::Done {
+        groups,
+        keys,
+        rows,
+        partitions: Some(shared.partitions()),
+    })
 }
 
 fn merge(
@@ -443,6 +540,7 @@ fn merge(
         groups,
         keys: key_columns,
         rows,
+        partitions: None,
     })
 }
 
@@ -490,28 +588,9 @@ fn decode_column(
         u64::from_be_bytes(w)
     };
     match coder {
-        Coder::Raw { signed } => {
-            let numbers: Vec<Option<i128>> = values
-                .iter()
-                .map(|v| {
-                    v.as_ref().map(|v| {
-                        let c = word(v);
-                        if *signed {
-                            i128::from(c as i64)
-                        } else {
-                            i128::from(c)
-                        }
-                    })
-                })
-                .collect();
-            numbers_array(&numbers, data_type)
-        }
-        Coder::Float => {
-            let numbers: Vec<Option<i128>> = values
-                .iter()
-                .map(|v| v.as_ref().map(|v| i128::from(word(v))))
-                .collect();
-            numbers_array(&numbers, data_type)
+        Coder::Raw { .. } | Coder::Float => {
+            let codes: Vec<Option<u64>> = values.iter().map(|v| v.as_deref().map(word)).collect();
+            decode_codes(coder, data_type, &codes)
         }
         Coder::Wide(_) => {
             let numbers: Vec<Option<i128>> = values
@@ -550,6 +629,26 @@ fn decode_column(
             }
         }
     }
+}
+
+/// A key column from codes that are the values themselves (integers, or
+/// floats' total-order bits).
+fn decode_codes(coder: &Coder, data_type: &DataType, codes: &[Option<u64>]) -> Result<ArrayRef> {
+    let numbers: Vec<Option<i128>> = match coder {
+        Coder::Raw { signed: true } => codes
+            .iter()
+            .map(|c| c.map(|c| i128::from(c as i64)))
+            .collect(),
+        Coder::Raw { signed: false } | Coder::Float => {
+            codes.iter().map(|c| c.map(i128::from)).collect()
+        }
+        _ => {
+            return Err(FrameError::InvalidRequest(format!(
+                "a {data_type} key has no codes of its own values"
+            )))
+        }
+    };
+    numbers_array(&numbers, data_type)
 }
 
 /// Whether a string-or-binary type holds text.

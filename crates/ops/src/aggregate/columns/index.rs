@@ -6,6 +6,7 @@
 //! It stores no aggregates; `state` does, indexed by these numbers.
 
 use crate::hash::hash64;
+use crate::prefetch::prefetch;
 
 /// Group numbers for codes.
 #[derive(Debug)]
@@ -67,6 +68,30 @@ impl GroupIndex {
         }
     }
 
+    /// Every group's code, in group order.
+    pub fn into_codes(self) -> Vec<Option<u64>> {
+        match self {
+            GroupIndex::Hashed(h) => h.codes,
+            other => (0..other.groups()).map(|g| other.code(g)).collect(),
+        }
+    }
+
+    /// Whether lookups are likely to miss the cache: a hash index over
+    /// more than 64 KiB of slots (prefetching one that stays in the first
+    /// level cache only costs).
+    pub fn outgrows_cache(&self) -> bool {
+        matches!(self, GroupIndex::Hashed(h) if h.slots.len() * std::mem::size_of::<Slot>() > 64 << 10)
+    }
+
+    /// Asks for the cache line that `code`'s lookup will read first (a
+    /// hint; nothing for indexes that do not hash).
+    #[inline(always)]
+    pub fn prefetch(&self, code: u64) {
+        if let GroupIndex::Hashed(h) = self {
+            h.prefetch(code);
+        }
+    }
+
     /// The code of group `g` (`None` for the null group).
     pub fn code(&self, g: usize) -> Option<u64> {
         match self {
@@ -77,12 +102,18 @@ impl GroupIndex {
     }
 }
 
+/// One slot of a [`HashIndex`]: a code and its group number + 1 (0 marks
+/// an empty slot), side by side so that a probe costs one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    code: u64,
+    group: u32,
+}
+
 /// Open addressing on the low bits of [`hash64`], doubling at half load.
 #[derive(Debug)]
 pub struct HashIndex {
-    keys: Vec<u64>,
-    /// Group number + 1; 0 marks an empty slot.
-    slots: Vec<u32>,
+    slots: Vec<Slot>,
     mask: usize,
     /// The code of each group, in group order.
     codes: Vec<Option<u64>>,
@@ -93,8 +124,7 @@ impl HashIndex {
     fn with_capacity(groups: usize) -> Self {
         let capacity = (groups.max(8) * 2).next_power_of_two();
         HashIndex {
-            keys: vec![0; capacity],
-            slots: vec![0; capacity],
+            slots: vec![Slot::default(); capacity],
             mask: capacity - 1,
             codes: Vec::with_capacity(groups.min(1 << 20)),
             null_group: None,
@@ -115,38 +145,44 @@ impl HashIndex {
         let mut at = hash64(code) as usize & self.mask;
         loop {
             let slot = self.slots[at];
-            if slot == 0 {
+            if slot.group == 0 {
                 let g = self.codes.len() as u32;
-                self.keys[at] = code;
-                self.slots[at] = g + 1;
+                self.slots[at] = Slot { code, group: g + 1 };
                 self.codes.push(Some(code));
                 if self.codes.len() * 2 > self.slots.len() {
                     self.grow();
                 }
                 return g;
             }
-            if self.keys[at] == code {
-                return slot - 1;
+            if slot.code == code {
+                return slot.group - 1;
             }
             at = (at + 1) & self.mask;
         }
     }
 
+    /// Asks for the slot where `code`'s probe starts to be brought into
+    /// the cache.
+    #[inline(always)]
+    fn prefetch(&self, code: u64) {
+        prefetch(&self.slots[hash64(code) as usize & self.mask]);
+    }
+
     fn grow(&mut self) {
         let capacity = self.slots.len() * 2;
-        let mut keys = vec![0u64; capacity];
-        let mut slots = vec![0u32; capacity];
+        let mut slots = vec![Slot::default(); capacity];
         let mask = capacity - 1;
         for (g, code) in self.codes.iter().enumerate() {
             let Some(code) = *code else { continue };
             let mut at = hash64(code) as usize & mask;
-            while slots[at] != 0 {
+            while slots[at].group != 0 {
                 at = (at + 1) & mask;
             }
-            keys[at] = code;
-            slots[at] = g as u32 + 1;
+            slots[at] = Slot {
+                code,
+                group: g as u32 + 1,
+            };
         }
-        self.keys = keys;
         self.slots = slots;
         self.mask = mask;
     }

@@ -20,6 +20,7 @@
 //! [`AggMethod::Local`]: crate::aggregate::AggMethod::Local
 
 pub mod index;
+pub mod radix;
 pub mod state;
 
 use serde::Serialize;
@@ -32,10 +33,14 @@ use crate::par::even_ranges;
 use crate::timing::{PhaseTime, PhaseTimer, Progress};
 
 pub use index::GroupIndex;
+pub use radix::{aggregate_radix, in_partition_order, RadixShared, RadixWorker};
 pub use state::State;
 
 /// Rows whose group numbers are found before the aggregates are updated.
 const BATCH_ROWS: usize = 1024;
+/// How far ahead of the row being looked up the index is asked to bring
+/// a row's slot into the cache.
+const PREFETCH_ROWS: usize = 16;
 /// A direct index is used while one worker's groups take at most this.
 const DIRECT_BYTES: usize = 64 << 20;
 
@@ -258,7 +263,13 @@ impl Partial {
         for start in (0..segment.codes.len()).step_by(BATCH_ROWS) {
             let end = (start + BATCH_ROWS).min(segment.codes.len());
             let batch = &mut numbers[..end - start];
+            let prefetching = self.index.outgrows_cache();
             for (i, number) in batch.iter_mut().enumerate() {
+                if let (true, Some(&ahead)) =
+                    (prefetching, segment.codes.get(start + i + PREFETCH_ROWS))
+                {
+                    self.index.prefetch(ahead);
+                }
                 let row = (start + i) as u32;
                 let code = if keyless.peek() == Some(&&row) {
                     keyless.next();
@@ -282,6 +293,34 @@ impl Partial {
             }
         }
         Ok(())
+    }
+
+    /// Merges group `g` of `other` (the same aggregates, codes meaning the
+    /// same) into the group of its code here.
+    pub fn merge_group(&mut self, other: &Partial, g: usize, specs: &[AggSpec]) -> Result<()> {
+        let to = self.index.group(other.index.code(g)) as usize;
+        if self.groups.rows.len() <= to {
+            self.groups
+                .grow((to + 1).max(self.groups.rows.len() * 2).max(16));
+        }
+        self.groups.rows[to] += other.groups.rows[g];
+        for k in 0..specs.len() {
+            self.groups.states[k].merge(to, &other.groups.states[k], g, k)?;
+        }
+        Ok(())
+    }
+
+    /// The groups with their codes, as they are (groups without rows
+    /// included): no copy of the states.
+    pub fn into_groups(self) -> Groups {
+        let count = self.index.groups();
+        let mut groups = self.groups;
+        groups.codes = self.index.into_codes();
+        groups.rows.truncate(count);
+        for state in &mut groups.states {
+            state.truncate(count);
+        }
+        groups
     }
 
     /// Group numbers in use are below this (some may have no rows).

@@ -105,6 +105,30 @@ impl State {
         }
     }
 
+    /// Keeps groups `0..groups` only.
+    pub fn truncate(&mut self, groups: usize) {
+        match self {
+            State::Count { n } => n.truncate(groups),
+            State::SumInt { sum, n, carry } => {
+                sum.truncate(groups);
+                n.truncate(groups);
+                carry.truncate(groups);
+            }
+            State::SumFloat { sum, n } => {
+                sum.truncate(groups);
+                n.truncate(groups);
+            }
+            State::MinInt { v, n } | State::MaxInt { v, n } => {
+                v.truncate(groups);
+                n.truncate(groups);
+            }
+            State::MinFloat { v, n } | State::MaxFloat { v, n } => {
+                v.truncate(groups);
+                n.truncate(groups);
+            }
+        }
+    }
+
     /// Makes room for groups `0..groups`.
     pub fn grow(&mut self, groups: usize) {
         if groups <= self.counts().len() {
