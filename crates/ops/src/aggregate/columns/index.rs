@@ -102,6 +102,9 @@ impl GroupIndex {
     }
 }
 
+/// Below this many slots an index is kept at most a quarter full.
+const SPARSE_SLOTS: usize = 1 << 16;
+
 /// One slot of a [`HashIndex`]: a code and its group number + 1 (0 marks
 /// an empty slot), side by side so that a probe costs one cache line.
 #[derive(Clone, Copy, Debug, Default)]
@@ -149,7 +152,7 @@ impl HashIndex {
                 let g = self.codes.len() as u32;
                 self.slots[at] = Slot { code, group: g + 1 };
                 self.codes.push(Some(code));
-                if self.codes.len() * 2 > self.slots.len() {
+                if self.codes.len() * self.spread() > self.slots.len() {
                     self.grow();
                 }
                 return g;
@@ -158,6 +161,18 @@ impl HashIndex {
                 return slot.group - 1;
             }
             at = (at + 1) & self.mask;
+        }
+    }
+
+    /// Slots per group at most before the index doubles: a quarter full
+    /// while it is small (fewer collisions, so fewer mispredicted probe
+    /// loops, for memory that does not matter), half full once large.
+    #[inline(always)]
+    fn spread(&self) -> usize {
+        if self.slots.len() < SPARSE_SLOTS {
+            4
+        } else {
+            2
         }
     }
 
