@@ -282,6 +282,51 @@ mod tests {
     }
 
     #[test]
+    fn only_columns_of_few_values_are_dictionary_encoded() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("flag", DataType::Utf8, true),
+        ]));
+        let rows = 20_000;
+        let ids = Int64Array::from_iter_values(0..rows);
+        let flags: StringArray = (0..rows)
+            .map(|i| (i % 5 != 0).then(|| ["A", "F", "O"][i as usize % 3]))
+            .collect();
+        let full =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(flags)]).unwrap();
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("dictionaries.parquet");
+        write_batches(
+            &path,
+            &schema,
+            std::slice::from_ref(&full),
+            &WriteOptions::default(),
+        )
+        .unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+        let chunks = reader.metadata().row_group(0).columns().to_vec();
+        assert!(chunks[0].dictionary_page_offset().is_none(), "unique ids");
+        assert!(chunks[1].dictionary_page_offset().is_some(), "three flags");
+        let mut at = 0;
+        for read in reader.build().unwrap() {
+            let read = read.unwrap();
+            assert_eq!(read.columns(), full.slice(at, read.num_rows()).columns());
+            at += read.num_rows();
+        }
+        assert_eq!(at, rows as usize);
+        // An empty result still makes a valid file.
+        write_batches(
+            &path,
+            &schema,
+            &[full.slice(0, 0)],
+            &WriteOptions::default(),
+        )
+        .unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+        assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
+    }
+
+    #[test]
     fn an_unfinished_writer_leaves_nothing_and_keeps_the_old_file() {
         let schema = id_and_name();
         let directory = tempfile::tempdir().unwrap();

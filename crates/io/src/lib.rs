@@ -40,6 +40,7 @@ mod atomic;
 mod batch_write;
 mod csv_read;
 mod csv_write;
+mod dictionary_choice;
 mod error;
 mod format;
 mod ipc;

@@ -5,7 +5,9 @@
 //! the chunks are appended in order. The file is the same as one written
 //! serially, and at most one wave of batches and of encoded chunks is held.
 //!
-//! Zstandard level 1 by default. This module does not choose the file's
+//! Zstandard level 1 by default. Which columns are dictionary encoded is
+//! decided on the first wave's rows (`dictionary_choice`), so the file is
+//! opened for writing only then. This module does not choose the file's
 //! path or make it appear atomically (`batch_write` and `atomic` do).
 
 use std::fs::File;
@@ -21,7 +23,9 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnPath;
 
+use crate::dictionary_choice;
 use crate::options::ParquetCompression;
 
 /// Rows per Parquet row group.
@@ -29,8 +33,10 @@ pub(crate) const ROW_GROUP_ROWS: usize = 1 << 20;
 
 /// A Parquet file being written.
 pub(crate) struct ParquetSink {
-    writer: SerializedFileWriter<File>,
-    factory: ArrowRowGroupWriterFactory,
+    /// The file, until the writer is made from the first rows.
+    file: Option<File>,
+    codec: Compression,
+    open: Option<(SerializedFileWriter<File>, ArrowRowGroupWriterFactory)>,
     schema: SchemaRef,
     /// Batches not yet encoded, and their rows.
     pending: Vec<RecordBatch>,
@@ -51,15 +57,10 @@ impl ParquetSink {
             ParquetCompression::Snappy => Compression::SNAPPY,
             ParquetCompression::None => Compression::UNCOMPRESSED,
         };
-        let properties = WriterProperties::builder()
-            .set_compression(codec)
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .build();
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(properties))?;
-        let (writer, factory) = writer.into_serialized_writer()?;
         Ok(ParquetSink {
-            writer,
-            factory,
+            file: Some(file),
+            codec,
+            open: None,
             schema: schema.clone(),
             pending: Vec::new(),
             pending_rows: 0,
@@ -92,15 +93,44 @@ impl ParquetSink {
         for wave in groups.chunks(self.threads) {
             self.encode_wave(wave)?;
         }
-        self.writer.close()?;
+        self.open(&[])?;
+        if let Some((writer, _)) = self.open.take() {
+            writer.close()?;
+        }
+        Ok(())
+    }
+
+    /// Makes the writer, if not yet made, with the columns to dictionary
+    /// encode chosen on `sample`.
+    fn open(&mut self, sample: &[RecordBatch]) -> Result<(), ParquetError> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        let mut properties = WriterProperties::builder()
+            .set_compression(self.codec)
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS));
+        let choices = dictionary_choice::choose(sample, self.schema.fields().len());
+        for (field, choice) in self.schema.fields().iter().zip(choices) {
+            if let Some(dictionary) = choice {
+                let path = ColumnPath::new(vec![field.name().clone()]);
+                properties = properties.set_column_dictionary_enabled(path, dictionary);
+            }
+        }
+        let writer = ArrowWriter::try_new(file, self.schema.clone(), Some(properties.build()))?;
+        self.open = Some(writer.into_serialized_writer()?);
         Ok(())
     }
 
     /// Encodes the row groups of one wave in parallel and appends them.
     fn encode_wave(&mut self, wave: &[Vec<RecordBatch>]) -> Result<(), ParquetError> {
+        self.open(wave.first().map_or(&[][..], Vec::as_slice))?;
+        let (writer, factory) = self
+            .open
+            .as_mut()
+            .ok_or_else(|| ParquetError::General("the Parquet file was closed".into()))?;
         let mut tasks = Vec::new();
         for (offset, group) in wave.iter().enumerate() {
-            let writers = self.factory.create_column_writers(self.groups + offset)?;
+            let writers = factory.create_column_writers(self.groups + offset)?;
             let leaves = leaves_of(&self.schema, group, writers.len())?;
             for (column, (writer, leaves)) in writers.into_iter().zip(leaves).enumerate() {
                 tasks.push(ColumnTask {
@@ -115,7 +145,7 @@ impl ParquetSink {
         chunks.sort_unstable_by_key(|(key, _)| *key);
         let mut chunks = chunks.into_iter().peekable();
         for offset in 0..wave.len() {
-            let mut row_group = self.writer.next_row_group()?;
+            let mut row_group = writer.next_row_group()?;
             while let Some(((_, _), chunk)) = chunks.next_if(|((g, _), _)| *g == offset) {
                 chunk.append_to_row_group(&mut row_group)?;
             }
