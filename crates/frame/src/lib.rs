@@ -54,6 +54,9 @@ pub struct RunOptions {
     /// Decoded bytes of a streamed input read at a time (a join's right
     /// side); at least one unit per worker is read.
     pub piece_bytes: u64,
+    /// Rows a sort gathers and hands on at a time when its result goes to
+    /// a sink (`None`: about a million per worker).
+    pub window_rows: Option<usize>,
 }
 
 impl Default for RunOptions {
@@ -64,6 +67,7 @@ impl Default for RunOptions {
             verify_limit_rows: 50_000_000,
             stream: true,
             piece_bytes: join::PIECE_BYTES,
+            window_rows: None,
         }
     }
 }

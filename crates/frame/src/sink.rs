@@ -20,7 +20,8 @@ use crate::error::{FrameError, Result};
 pub trait ResultSink {
     /// Called once, with the result's schema, before any batch.
     fn start(&mut self, schema: &SchemaRef) -> Result<()>;
-    /// One batch of the result (in no particular order).
+    /// One batch of the result, in the result's order where it has one (a
+    /// sort's), else in no particular order.
     fn write(&mut self, batch: RecordBatch) -> Result<()>;
 }
 

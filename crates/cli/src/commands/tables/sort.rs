@@ -4,15 +4,16 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use numakit_frame::load::LoadStats;
-use numakit_frame::sort::{sort_input, InputOrder, SortColumn, SortReport, SortRequest};
+use numakit_frame::sink::{FileSink, ResultSink};
+use numakit_frame::sort::{sort_input_into, InputOrder, SortColumn, SortReport, SortRequest};
+use numakit_io::WriteOptions;
 use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::tables::{
-    describe_load, file_input, head, memory_limit, names, phases_line, run_options, write_result,
-    RunFigures,
+    describe_load, file_input, head, memory_limit, names, phases_line, run_options, RunFigures,
 };
 use crate::op_args::SortArgs;
 use crate::progress::Spinner;
@@ -78,10 +79,25 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
     let input = file_input(path, pool.workers())?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("sort");
-    let mut outcome = sort_input(pool, &input, &request, &run_options(&args.common), &spinner)?;
+    // A result written to a file goes there a window at a time.
+    let mut file = args
+        .common
+        .out
+        .as_ref()
+        .map(|path| FileSink::new(path, WriteOptions::default()));
+    let mut outcome = sort_input_into(
+        pool,
+        &input,
+        &request,
+        &run_options(&args.common),
+        &spinner,
+        file.as_mut().map(|f| f as &mut dyn ResultSink),
+    )?;
     spinner.finish();
-    if let Some(out) = &args.common.out {
-        write_result(out, &outcome.table)?;
+    let schema = file.as_ref().and_then(|f| f.schema().cloned());
+    if let (Some(file), Some(path)) = (file, &args.common.out) {
+        file.finish()
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     let times = outcome.runs.iter().map(|r| r.seconds).collect();
     let last = outcome
@@ -94,7 +110,11 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
             times,
             started,
             &request.memory_limit,
-            Some(outcome.table.schema()),
+            outcome
+                .table
+                .as_ref()
+                .map(|t| t.schema())
+                .or(schema.as_ref()),
             args.common.out.as_deref(),
         ),
         input: outcome.input,
@@ -132,9 +152,10 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
     if report.verified {
         println!("verified against the sequential reference");
     }
-    match &args.common.out {
-        None => println!("\n{}", head(&outcome.table, args.common.show)?),
-        Some(out) => println!("\n{} rows written to {}", report.rows, out.display()),
+    match (&outcome.table, &args.common.out) {
+        (_, Some(out)) => println!("\n{} rows written to {}", report.rows, out.display()),
+        (Some(table), None) => println!("\n{}", head(table, args.common.show)?),
+        (None, None) => {}
     }
     Ok(())
 }

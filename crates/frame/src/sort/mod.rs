@@ -5,9 +5,13 @@
 //! The keys become one order-preserving code per row ([`SortKeys`]). If
 //! the codes are already in order (or in reverse order) the table is not
 //! sorted again: it is returned as it is (or reversed). Otherwise the
-//! (code, row) relation goes through the NUMA-aware sort, and each worker
-//! gathers the columns of its sorted run. Rows with equal keys come in no
-//! particular order.
+//! (code, row) relation goes through the NUMA-aware sort, and the columns
+//! are gathered a window of rows at a time ([`window`]). [`run_into`]
+//! hands each window on as it is made, so a result written to a file is
+//! never held whole; [`run`] collects them. Rows with equal keys come in
+//! no particular order.
+
+mod window;
 
 use std::time::Instant;
 
@@ -20,12 +24,13 @@ use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
 use crate::input::Input;
-use crate::keys::decode::{gather, Gatherer, GATHER_ROWS};
+use crate::keys::decode::gather;
 use crate::keys::{KeyEncoding, PartCodes, SortKey, SortKeys};
 use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
 use crate::par::{per_part, try_per_part};
 use crate::relation::{relation_of, TUPLE_BYTES};
+use crate::sink::ResultSink;
 use crate::table::{row_ref, Part, RowRef, Table};
 use crate::RunOptions;
 
@@ -147,6 +152,30 @@ pub fn run(
     request: &SortRequest,
     progress: &dyn Progress,
 ) -> Result<(SortReport, Table)> {
+    let mut parts = Vec::new();
+    let mut schema = None;
+    let report = run_into(pool, table, request, None, progress, &mut |piece: Table| {
+        schema.get_or_insert_with(|| piece.schema().clone());
+        parts.extend(piece.parts().iter().cloned());
+        Ok(())
+    })?;
+    let schema =
+        schema.ok_or_else(|| FrameError::InvalidRequest("the sort handed on no result".into()))?;
+    Ok((report, Table::new("the sorted result", schema, parts)?))
+}
+
+/// Sorts `table` as asked, handing the result to `deliver` in order, in
+/// one or more pieces (windows of about `window_rows` rows when it sorts;
+/// `None`: about a million per worker). The report's `seconds` leave out
+/// the time `deliver` takes (its own phase, `deliver result`).
+pub fn run_into(
+    pool: &Pool,
+    table: &Table,
+    request: &SortRequest,
+    window_rows: Option<usize>,
+    progress: &dyn Progress,
+    deliver: &mut dyn FnMut(Table) -> Result<()>,
+) -> Result<SortReport> {
     let started = Instant::now();
     if request.by.is_empty() {
         return Err(FrameError::InvalidRequest(
@@ -177,7 +206,10 @@ pub fn run(
         if key.column == *only {
             if let Some(words) = crate::sort_keys_only::words(pool, table, key)? {
                 let limit = &request.memory_limit;
-                return keys_only(pool, table, (key, &words), limit, timer, started, progress);
+                let (report, output) =
+                    keys_only(pool, table, (key, &words), limit, timer, started, progress)?;
+                deliver(output)?;
+                return Ok(report);
             }
         }
     }
@@ -204,27 +236,36 @@ pub fn run(
         }
         InputOrder::Unsorted => {
             timer.stop();
-            let (mut phases, out) = sorted(pool, table, &coded, &out_columns, request, progress)?;
+            let columns = (table, out_columns.as_slice());
+            let (mut phases, delivering) = sorted(
+                pool,
+                columns,
+                &coded,
+                (request, window_rows),
+                progress,
+                deliver,
+            )?;
             let mut all = std::mem::replace(&mut timer, PhaseTimer::new(progress)).finish();
             all.append(&mut phases);
-            let report = SortReport {
+            return Ok(SortReport {
                 rows: table.rows() as u64,
                 key_encoding: coded.encoding,
                 input_order,
                 phases: all,
-                seconds: started.elapsed().as_secs_f64(),
-            };
-            return Ok((report, out));
+                seconds: started.elapsed().as_secs_f64() - delivering,
+            });
         }
     };
-    let report = SortReport {
+    let phases = timer.finish();
+    let seconds = started.elapsed().as_secs_f64();
+    deliver(output)?;
+    Ok(SortReport {
         rows: table.rows() as u64,
         key_encoding: coded.encoding,
         input_order,
-        phases: timer.finish(),
-        seconds: started.elapsed().as_secs_f64(),
-    };
-    Ok((report, output))
+        phases,
+        seconds,
+    })
 }
 
 /// A sort from its input: what was loaded, every repetition's report, and
@@ -232,7 +273,8 @@ pub fn run(
 pub struct SortOutcome {
     pub input: Option<LoadStats>,
     pub runs: Vec<SortReport>,
-    pub table: Table,
+    /// The result; `None` when it went to a sink.
+    pub table: Option<Table>,
     /// Whether the result was checked against the reference.
     pub verified: bool,
 }
@@ -262,6 +304,21 @@ pub fn sort_input(
     options: &RunOptions,
     progress: &dyn Progress,
 ) -> Result<SortOutcome> {
+    sort_input_into(pool, input, request, options, progress, None)
+}
+
+/// [`sort_input`], the result going to `sink` when one is given. With one
+/// repetition and no check against the reference, each window of the
+/// result is written as soon as it is gathered and then let go; otherwise
+/// the whole result is made and then written.
+pub fn sort_input_into(
+    pool: &Pool,
+    input: &Input,
+    request: &SortRequest,
+    options: &RunOptions,
+    progress: &dyn Progress,
+    mut sink: Option<&mut dyn ResultSink>,
+) -> Result<SortOutcome> {
     let schema = input.schema();
     for name in request
         .by
@@ -287,8 +344,42 @@ pub fn sort_input(
     let (table, stats) = input.columns(pool, &read, &request.memory_limit)?;
     options.check_verify_size(table.rows())?;
     let mut request = request.clone();
-    if request.columns.is_none() {
-        request.columns = Some(schema.fields().iter().map(|f| f.name().clone()).collect());
+    let columns = request
+        .columns
+        .get_or_insert_with(|| schema.fields().iter().map(|f| f.name().clone()).collect());
+    let declared_schema = input.declared_schema();
+    let declared: Vec<Option<arrow_schema::DataType>> = columns
+        .iter()
+        .map(|name| {
+            declared_schema
+                .field_with_name(name)
+                .ok()
+                .map(|d| d.data_type().clone())
+        })
+        .collect();
+    if let (Some(sink), true) = (sink.as_deref_mut(), options.reps <= 1 && !options.verify) {
+        let mut started = false;
+        let window = options.window_rows;
+        let report = run_into(
+            pool,
+            &table,
+            &request,
+            window,
+            progress,
+            &mut |piece: Table| {
+                let piece = crate::input::restore_types(pool, piece, &declared)?;
+                if !std::mem::replace(&mut started, true) {
+                    sink.start(piece.schema())?;
+                }
+                piece.batches().into_iter().try_for_each(|b| sink.write(b))
+            },
+        )?;
+        return Ok(SortOutcome {
+            input: stats,
+            runs: vec![report],
+            table: None,
+            verified: false,
+        });
     }
     let mut runs = Vec::new();
     let mut result = None;
@@ -302,35 +393,32 @@ pub fn sort_input(
     if options.verify {
         crate::reference::check_sort(&table, &request, &result)?;
     }
-    let declared_schema = input.declared_schema();
-    let declared: Vec<Option<arrow_schema::DataType>> = result
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| {
-            declared_schema
-                .field_with_name(f.name())
-                .ok()
-                .map(|d| d.data_type().clone())
-        })
-        .collect();
     let result = crate::input::restore_types(pool, result, &declared)?;
+    let table = match sink {
+        Some(sink) => {
+            crate::sink::write_table(sink, &result)?;
+            None
+        }
+        None => Some(result),
+    };
     Ok(SortOutcome {
         input: stats,
         runs,
-        table: result,
+        table,
         verified: options.verify,
     })
 }
 
+/// Sorts the coded rows and hands the gathered columns on, window by
+/// window; the phases, and the seconds spent handing on.
 fn sorted(
     pool: &Pool,
-    table: &Table,
+    (table, out_columns): (&Table, &[usize]),
     coded: &SortKeys,
-    out_columns: &[usize],
-    request: &SortRequest,
+    (request, window_rows): (&SortRequest, Option<usize>),
     progress: &dyn Progress,
-) -> Result<(Vec<PhaseTime>, Table)> {
+    deliver: &mut dyn FnMut(Table) -> Result<()>,
+) -> Result<(Vec<PhaseTime>, f64)> {
     let mut timer = PhaseTimer::new(progress);
     timer.start("build relation");
     let rows = table.rows() as u64;
@@ -345,43 +433,25 @@ fn sorted(
     let sorted = result
         .sorted
         .ok_or_else(|| FrameError::InvalidRequest("the sort returned nothing".into()))?;
-    let mut timer = PhaseTimer::new(progress);
-    timer.start("gather columns");
-    request
-        .memory_limit
-        .check("the sorted result", projected_bytes(table, out_columns))?;
-    let chunks = sorted.chunks();
-    let schema = std::sync::Arc::new(
-        table
-            .schema()
-            .project(out_columns)
-            .map_err(|e| FrameError::arrow("choosing columns", e))?,
-    );
-    let nulls = Gatherer::nulls(table, out_columns);
-    let batches = try_per_part(
+    progress.phase("gather columns");
+    let bytes = projected_bytes(table, out_columns);
+    let times = window::deliver_windows(
         pool,
-        chunks.len(),
-        |c| chunks[c].worker,
-        |c| {
-            let mut gatherer = Gatherer::new(table, out_columns, &nulls);
-            chunks[c]
-                .tuples
-                .chunks(GATHER_ROWS)
-                .map(|run| {
-                    let arrays = gatherer.gather(run.iter().map(|t| Some(t.payload)))?;
-                    RecordBatch::try_new(schema.clone(), arrays)
-                        .map_err(|e| FrameError::arrow("assembling the sort's result", e))
-                })
-                .collect::<Result<Vec<_>>>()
-        },
+        (table, out_columns),
+        &sorted,
+        (&request.memory_limit, bytes),
+        window_rows,
+        deliver,
     )?;
-    drop(sorted);
-    let workers = pool.workers();
-    phases.extend(timer.finish());
-    Ok((
-        phases,
-        Table::of_outputs("the sorted result", schema, batches, workers)?,
-    ))
+    phases.push(PhaseTime {
+        name: "gather columns".into(),
+        seconds: times.gather,
+    });
+    phases.push(PhaseTime {
+        name: "deliver result".into(),
+        seconds: times.deliver,
+    });
+    Ok((phases, times.deliver))
 }
 
 fn projected_bytes(table: &Table, columns: &[usize]) -> u64 {
