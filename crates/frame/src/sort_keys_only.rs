@@ -2,7 +2,9 @@
 //! of the result (`sort --key ts --columns ts`, the shape of "sort 64M
 //! int64"): the values become order-preserving 64-bit words, are sorted
 //! alone (8 bytes a row, not a 16-byte (code, row) tuple), and come back
-//! as values. No row references, no gather.
+//! as values, handed on a window of rows at a time. No row references, no
+//! gather, and neither the words nor the whole result are held beside the
+//! sorted keys.
 //!
 //! It applies to 32- and 64-bit integers, dates, times, timestamps and
 //! durations without nulls; everything else takes the general sort.
@@ -76,14 +78,19 @@ fn width(data_type: &DataType) -> Result<Width> {
     })
 }
 
-/// Sorts the words and turns each sorted run into a batch of the column.
+/// Rows turned back into values and handed on at a time, per worker.
+const WINDOW_ROWS_PER_WORKER: usize = 1 << 20;
+
+/// Sorts the words (dropped once copied) and hands the sorted column to
+/// `deliver` a window at a time (about `window_rows` rows; `None`: about
+/// a million per worker); the phases, and the seconds spent handing on.
 pub(crate) fn sort(
     pool: &Pool,
-    table: &Table,
-    key: &SortKey,
-    words: &[PartCodes],
-    progress: &dyn Progress,
-) -> Result<(Vec<PhaseTime>, Table)> {
+    (table, key): (&Table, &SortKey),
+    words: Vec<PartCodes>,
+    (window_rows, progress): (Option<usize>, &dyn Progress),
+    deliver: &mut dyn FnMut(Table) -> Result<()>,
+) -> Result<(Vec<PhaseTime>, f64)> {
     let mut timer = PhaseTimer::new(progress);
     timer.start("build keys");
     let workers = pool.workers().max(1);
@@ -102,6 +109,7 @@ pub(crate) fn sort(
         }
         Ok(chunk)
     })?;
+    drop(words);
     let column = KeyColumn::from_chunks(chunks.into_iter().collect::<Result<Vec<_>>>()?);
     timer.stop();
     let sorted = sort_keys_owned(pool, column, &SortOptions::default(), progress)?;
@@ -117,39 +125,58 @@ pub(crate) fn sort(
     let schema = Arc::new(Schema::new(vec![field]));
     let kind = width(&data_type)?;
     let flip = if key.descending { u64::MAX } else { 0 };
-    let runs = sorted.chunks();
-    let batches = try_per_part(
-        pool,
-        runs.len(),
-        |c| runs[c].worker,
-        |c| {
-            let keys = &runs[c].keys;
-            let array: ArrayRef = match kind {
-                Width::Signed64 => Arc::new(Int64Array::from_iter_values(
-                    keys.iter().map(|&w| ((w ^ flip) ^ SIGN) as i64),
-                )),
-                Width::Signed32 => Arc::new(Int32Array::from_iter_values(
-                    keys.iter().map(|&w| ((w ^ flip) ^ SIGN) as i64 as i32),
-                )),
-                Width::Unsigned64 => Arc::new(UInt64Array::from_iter_values(
-                    keys.iter().map(|&w| w ^ flip),
-                )),
-            };
-            let array = if array.data_type() == &data_type {
-                array
-            } else {
-                retyped(array, &data_type)?
-            };
-            RecordBatch::try_new(schema.clone(), vec![array])
-                .map_err(|e| FrameError::arrow("assembling the sort's result", e))
-        },
-    )?;
-    let out = batches
-        .into_iter()
-        .enumerate()
-        .filter(|(_, b)| b.num_rows() > 0)
-        .map(|(c, batch)| Part { batch, worker: c })
+    let window_rows = window_rows
+        .unwrap_or(WINDOW_ROWS_PER_WORKER * workers)
+        .max(1);
+    let run_rows = window_rows.div_ceil(workers);
+    let runs: Vec<&[u64]> = sorted
+        .chunks()
+        .iter()
+        .flat_map(|c| c.keys.chunks(run_rows))
         .collect();
+    let values = |keys: &[u64]| -> Result<RecordBatch> {
+        let array: ArrayRef = match kind {
+            Width::Signed64 => Arc::new(Int64Array::from_iter_values(
+                keys.iter().map(|&w| ((w ^ flip) ^ SIGN) as i64),
+            )),
+            Width::Signed32 => Arc::new(Int32Array::from_iter_values(
+                keys.iter().map(|&w| ((w ^ flip) ^ SIGN) as i64 as i32),
+            )),
+            Width::Unsigned64 => Arc::new(UInt64Array::from_iter_values(
+                keys.iter().map(|&w| w ^ flip),
+            )),
+        };
+        let array = if array.data_type() == &data_type {
+            array
+        } else {
+            retyped(array, &data_type)?
+        };
+        RecordBatch::try_new(schema.clone(), vec![array])
+            .map_err(|e| FrameError::arrow("assembling the sort's result", e))
+    };
+    let mut delivering = 0.0;
+    if runs.is_empty() {
+        deliver(Table::new("the sorted result", schema.clone(), Vec::new())?)?;
+    }
+    for window in runs.chunks(workers) {
+        let batches = try_per_part(pool, window.len(), |i| i, |i| values(window[i]))?;
+        let out = batches
+            .into_iter()
+            .enumerate()
+            .map(|(worker, batch)| Part { batch, worker })
+            .collect();
+        let piece = Table::new("the sorted result", schema.clone(), out)?;
+        let clock = std::time::Instant::now();
+        deliver(piece)?;
+        delivering += clock.elapsed().as_secs_f64();
+    }
     phases.extend(timer.finish());
-    Ok((phases, Table::new("the sorted result", schema, out)?))
+    if let Some(values) = phases.last_mut() {
+        values.seconds -= delivering;
+    }
+    phases.push(PhaseTime {
+        name: "deliver result".into(),
+        seconds: delivering,
+    });
+    Ok((phases, delivering))
 }

@@ -10,9 +10,10 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use common::pool;
+use numakit_frame::keys::KeyEncoding;
 use numakit_frame::reference::{all_rows, Value};
 use numakit_frame::sink::{FileSink, ResultSink};
-use numakit_frame::sort::{sort_input, sort_input_into, SortColumn, SortRequest};
+use numakit_frame::sort::{sort_input, sort_input_into, InputOrder, SortColumn, SortRequest};
 use numakit_frame::{Input, MemoryLimit, RunOptions, Table};
 use numakit_io::{SourceOptions, WriteOptions};
 use numakit_ops::timing::Silent;
@@ -38,10 +39,10 @@ impl ResultSink for Collect {
     }
 }
 
-/// A CSV file: a string with nulls, an integer with nulls, a date, and a
-/// unique row number (so that the order is total).
+/// A CSV file: a string with nulls, an integer with nulls, a date, a
+/// unique row number (so that the order is total) and a shuffled one.
 fn csv(rows: usize) -> tempfile::NamedTempFile {
-    let mut text = String::from("name,id,day,row\n");
+    let mut text = String::from("name,id,day,row,mix\n");
     for i in 0..rows {
         let name = if i % 11 == 0 {
             String::new()
@@ -53,7 +54,11 @@ fn csv(rows: usize) -> tempfile::NamedTempFile {
         } else {
             format!("{}", (i * 31 % 1000) as i64 - 500)
         };
-        text.push_str(&format!("{name},{id},2024-03-{:02},{i}\n", 1 + i % 28));
+        let mix = i * 7919 % rows;
+        text.push_str(&format!(
+            "{name},{id},2024-03-{:02},{i},{mix}\n",
+            1 + i % 28
+        ));
     }
     let file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
     std::fs::write(file.path(), text).unwrap();
@@ -141,7 +146,9 @@ fn a_sort_handed_on_in_windows_equals_the_held_one_in_order() {
         .unwrap();
         file_sink.finish().unwrap();
         let back = Input::file(&path, &SourceOptions::default()).unwrap();
-        let names: Vec<String> = ["name", "id", "day", "row"].map(String::from).to_vec();
+        let names: Vec<String> = ["name", "id", "day", "row", "mix"]
+            .map(String::from)
+            .to_vec();
         let (read, _) = back
             .columns(&pool, &names, &MemoryLimit::unlimited())
             .unwrap();
@@ -150,5 +157,44 @@ fn a_sort_handed_on_in_windows_equals_the_held_one_in_order() {
             rows_of(&held),
             "{threads} threads, from the file"
         );
+    }
+}
+
+#[test]
+fn a_sort_of_one_integer_column_is_handed_on_in_windows_too() {
+    let file = csv(20_000);
+    let input = Input::file(file.path(), &SourceOptions::default()).unwrap();
+    let pool = pool(2);
+    for descending in [false, true] {
+        let request = SortRequest {
+            by: vec![SortColumn {
+                name: "mix".into(),
+                descending,
+                nulls_first: false,
+            }],
+            columns: Some(vec!["mix".into()]),
+            memory_limit: MemoryLimit::unlimited(),
+        };
+        let checked = RunOptions {
+            verify: true,
+            ..RunOptions::default()
+        };
+        let held = sort_input(&pool, &input, &request, &checked, &Silent).unwrap();
+        let held = held.table.expect("a held result");
+        let windows = RunOptions {
+            window_rows: Some(1_000),
+            ..RunOptions::default()
+        };
+        let mut sink = Collect::default();
+        let outcome =
+            sort_input_into(&pool, &input, &request, &windows, &Silent, Some(&mut sink)).unwrap();
+        assert!(outcome.table.is_none());
+        // The sort of words alone, not of (code, row) tuples.
+        assert_eq!(outcome.runs[0].key_encoding, KeyEncoding::Value);
+        assert_eq!(outcome.runs[0].input_order, InputOrder::Unsorted);
+        assert!(sink.batches.len() >= 20, "{} batches", sink.batches.len());
+        let schema = sink.schema.clone().unwrap();
+        let got = Table::from_batches("windows", schema, sink.batches, 2).unwrap();
+        assert_eq!(rows_of(&got), rows_of(&held), "descending {descending}");
     }
 }

@@ -84,20 +84,21 @@ pub struct SortReport {
     pub seconds: f64,
 }
 
-/// The sort of one integer key that is also the result's only column.
+/// The sort of one integer key that is also the result's only column,
+/// handed to `deliver`.
 fn keys_only(
     pool: &Pool,
     table: &Table,
-    (key, words): (&SortKey, &[PartCodes]),
-    limit: &MemoryLimit,
-    mut timer: PhaseTimer<'_>,
-    started: Instant,
+    (key, words): (&SortKey, Vec<PartCodes>),
+    (limit, window_rows): (&MemoryLimit, Option<usize>),
+    (mut timer, started): (PhaseTimer<'_>, Instant),
     progress: &dyn Progress,
-) -> Result<(SortReport, Table)> {
+    deliver: &mut dyn FnMut(Table) -> Result<()>,
+) -> Result<SortReport> {
     timer.start("check order");
-    let input_order = if in_order(pool, table, words, true)? {
+    let input_order = if in_order(pool, table, &words, true)? {
         InputOrder::Sorted
-    } else if in_order(pool, table, words, false)? {
+    } else if in_order(pool, table, &words, false)? {
         InputOrder::Reversed
     } else {
         InputOrder::Unsorted
@@ -108,23 +109,34 @@ fn keys_only(
         let bytes = table.rows() as u64 * 8 * 2 + projected_bytes(table, &[key.column]);
         limit.check("the sort", bytes)?;
     }
-    let (mut phases, output) = match input_order {
-        InputOrder::Sorted => (Vec::new(), table.project(&[key.column])?),
-        InputOrder::Reversed => (Vec::new(), reversed(pool, table, &[key.column])?),
-        InputOrder::Unsorted => crate::sort_keys_only::sort(pool, table, key, words, progress)?,
+    let (mut phases, delivering) = match input_order {
+        InputOrder::Sorted | InputOrder::Reversed => {
+            drop(words);
+            let output = match input_order {
+                InputOrder::Sorted => table.project(&[key.column])?,
+                _ => reversed(pool, table, &[key.column])?,
+            };
+            let clock = Instant::now();
+            deliver(output)?;
+            (Vec::new(), clock.elapsed().as_secs_f64())
+        }
+        InputOrder::Unsorted => crate::sort_keys_only::sort(
+            pool,
+            (table, key),
+            words,
+            (window_rows, progress),
+            deliver,
+        )?,
     };
     let mut all = timer.finish();
     all.append(&mut phases);
-    Ok((
-        SortReport {
-            rows: table.rows() as u64,
-            key_encoding: KeyEncoding::Value,
-            input_order,
-            phases: all,
-            seconds: started.elapsed().as_secs_f64(),
-        },
-        output,
-    ))
+    Ok(SortReport {
+        rows: table.rows() as u64,
+        key_encoding: KeyEncoding::Value,
+        input_order,
+        phases: all,
+        seconds: started.elapsed().as_secs_f64() - delivering,
+    })
 }
 
 /// Whether codes are non-decreasing (`ascending`) or non-increasing
@@ -205,11 +217,15 @@ pub fn run_into(
     if let ([key], [only]) = (keys.as_slice(), out_columns.as_slice()) {
         if key.column == *only {
             if let Some(words) = crate::sort_keys_only::words(pool, table, key)? {
-                let limit = &request.memory_limit;
-                let (report, output) =
-                    keys_only(pool, table, (key, &words), limit, timer, started, progress)?;
-                deliver(output)?;
-                return Ok(report);
+                return keys_only(
+                    pool,
+                    table,
+                    (key, words),
+                    (&request.memory_limit, window_rows),
+                    (timer, started),
+                    progress,
+                    deliver,
+                );
             }
         }
     }
