@@ -81,6 +81,20 @@ impl From<OpsError> for FrameError {
 }
 
 impl FrameError {
+    /// `column` is not among `schema`'s columns (of `table`).
+    pub fn column_not_found(schema: &arrow_schema::Schema, column: &str, table: String) -> Self {
+        FrameError::ColumnNotFound {
+            column: column.to_string(),
+            table,
+            available: schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+
     pub(crate) fn arrow(context: impl Into<String>, error: arrow_schema::ArrowError) -> Self {
         FrameError::Arrow {
             context: context.into(),

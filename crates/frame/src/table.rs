@@ -178,17 +178,7 @@ impl Table {
     pub fn column_index(&self, name: &str) -> Result<usize> {
         self.schema
             .index_of(name)
-            .map_err(|_| FrameError::ColumnNotFound {
-                column: name.to_string(),
-                table: self.name.clone(),
-                available: self
-                    .schema
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+            .map_err(|_| FrameError::column_not_found(&self.schema, name, self.name.clone()))
     }
 
     /// The arrays of column `index`, one per part.

@@ -121,16 +121,7 @@ impl AggregatePlan {
         let find = |name: &str| {
             schema
                 .index_of(name)
-                .map_err(|_| FrameError::ColumnNotFound {
-                    column: name.to_string(),
-                    table: "the input".into(),
-                    available: schema
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })
+                .map_err(|_| FrameError::column_not_found(schema, name, "the input".into()))
         };
         let mut read: Vec<String> = Vec::new();
         let mut fields = Vec::new();

@@ -101,16 +101,7 @@ pub struct JoinPlan {
 fn position(schema: &Schema, name: &str, side: &str) -> Result<usize> {
     schema
         .index_of(name)
-        .map_err(|_| FrameError::ColumnNotFound {
-            column: name.to_string(),
-            table: format!("the {side} table"),
-            available: schema
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+        .map_err(|_| FrameError::column_not_found(schema, name, format!("the {side} table")))
 }
 
 fn push_unique(list: &mut Vec<String>, name: &str) -> usize {

@@ -343,16 +343,7 @@ pub fn sort_input_into(
         .chain(request.columns.iter().flatten())
     {
         if schema.index_of(name).is_err() {
-            return Err(FrameError::ColumnNotFound {
-                column: name.clone(),
-                table: input.name(),
-                available: schema
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
+            return Err(FrameError::column_not_found(&schema, name, input.name()));
         }
     }
     progress.phase("load input");
