@@ -11,6 +11,7 @@ pub mod chart;
 pub mod closed_pipe;
 pub mod cluster_args;
 pub mod commands;
+pub mod error_line;
 pub mod files;
 pub mod format;
 pub mod heatmap;

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use numakit_cli::{allocator, args::Cli, closed_pipe, commands, logger};
+use numakit_cli::{allocator, args::Cli, closed_pipe, commands, error_line, logger};
 
 fn main() -> ExitCode {
     closed_pipe::end_quietly_when_stdout_closes();
@@ -15,8 +15,8 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            let chain: Vec<String> = e.chain().map(ToString::to_string).collect();
-            eprintln!("numakit: error: {}", chain.join(": "));
+            let line = error_line::one_line(e.chain().map(ToString::to_string));
+            eprintln!("numakit: error: {line}");
             ExitCode::from(2)
         }
     }
