@@ -3,16 +3,22 @@
 //! writing has succeeded, so that a failed (or panicking) write never leaves
 //! a partial table behind, and an existing file is replaced in one step.
 //!
+//! While it is written, the temporary file is registered with
+//! [`crate::temporaries`], so that SIGINT and SIGTERM can remove it, and
+//! creating one first sweeps away orphans of the same output that dead
+//! processes left.
+//!
 //! It deliberately does not fsync: it protects against failures of the
 //! program, not against a power cut. The temporary file is created with the
 //! ordinary permissions (0666 less the umask), as the output itself would be.
 
 use std::fs::{File, OpenOptions};
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{IoError, Result};
+use crate::temporaries;
 
 /// Distinguishes temporary files of concurrent writes within one process.
 static NEXT_TEMPORARY: AtomicU64 = AtomicU64::new(0);
@@ -26,6 +32,31 @@ pub(crate) fn write_atomically(
     let (pending, file) = AtomicFile::create(path)?;
     write_contents(file)?;
     pending.commit()
+}
+
+/// Writes `bytes` to `path` whole or not at all (charts, reports, any
+/// file that is not a table).
+pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomically(path, |mut file| {
+        file.write_all(bytes)
+            .map_err(|source| IoError::file("write", path, source))
+    })
+}
+
+/// Fails unless a file can be written at `path` now: its directory exists
+/// and is writable, and `path` is not a directory. For checking output
+/// paths before long work starts; nothing is left behind.
+pub fn check_writable(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(IoError::file(
+            "write to",
+            path,
+            std::io::Error::new(ErrorKind::IsADirectory, "it is a directory"),
+        ));
+    }
+    let (pending, _file) = AtomicFile::create(path)?;
+    drop(pending);
+    Ok(())
 }
 
 /// A file being written beside its final path: [`AtomicFile::commit`]
@@ -51,6 +82,7 @@ impl AtomicFile {
         if let Some(temporary) = &self.temporary.0 {
             std::fs::rename(temporary, &self.path)
                 .map_err(|source| IoError::file("move the finished file to", &self.path, source))?;
+            temporaries::forget(temporary);
         }
         self.temporary.disarm();
         Ok(())
@@ -66,19 +98,24 @@ fn create_temporary_beside(path: &Path) -> Result<(PathBuf, File)> {
         .file_name()
         .ok_or_else(|| IoError::InvalidOption(format!("{path:?} does not name a file")))?
         .to_string_lossy();
+    temporaries::remove_orphans_beside(directory, &file_name);
     let mut attempts = 0;
     loop {
         let serial = NEXT_TEMPORARY.fetch_add(1, Ordering::Relaxed);
-        let temporary = directory.join(format!(
-            ".{file_name}.{}-{serial}.numakit-tmp",
-            std::process::id()
+        let temporary = directory.join(temporaries::temporary_name(
+            &file_name,
+            std::process::id(),
+            serial,
         ));
         match OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temporary)
         {
-            Ok(file) => return Ok((temporary, file)),
+            Ok(file) => {
+                temporaries::register(&temporary);
+                return Ok((temporary, file));
+            }
             Err(error) if error.kind() == ErrorKind::AlreadyExists && attempts < 100 => {
                 attempts += 1;
             }
@@ -102,7 +139,8 @@ impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         if let Some(path) = self.0.take() {
             // Best effort: the write has already failed and reports why.
-            let _ = std::fs::remove_file(path);
+            let _ = std::fs::remove_file(&path);
+            temporaries::forget(&path);
         }
     }
 }
@@ -110,7 +148,6 @@ impl Drop for RemoveOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
 
     fn entries(directory: &Path) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(directory)
@@ -163,6 +200,19 @@ mod tests {
         });
         assert!(outcome.is_err());
         assert!(entries(directory.path()).is_empty());
+    }
+
+    #[test]
+    fn writability_is_checked_without_leaving_anything() {
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("out.svg");
+        check_writable(&path).unwrap();
+        assert!(entries(directory.path()).is_empty());
+        assert!(check_writable(&directory.path().join("no/out.svg")).is_err());
+        let message = check_writable(directory.path()).unwrap_err().to_string();
+        assert!(message.contains("directory"), "{message}");
+        write_file_atomically(&path, b"<svg/>").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"<svg/>");
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub enum IoError {
     /// The format could not be told from the file name or from its name.
     #[error(
         "unknown table format {given:?}: expected csv, parquet (.parquet, .pq) or arrow \
-         (.arrow, .ipc, .feather); name the format explicitly if the extension is unusual"
+         (.arrow, .ipc, .feather); name the format with --format if the extension is unusual"
     )]
     UnknownFormat {
         /// The extension or name that was not recognised.

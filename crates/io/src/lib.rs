@@ -50,15 +50,18 @@ mod parquet_write;
 mod projection;
 mod source;
 mod table;
+mod temporaries;
 
 use std::path::Path;
 
+pub use atomic::{check_writable, write_file_atomically};
 pub use batch_write::{write_batches, BatchWriter};
 pub use error::{IoError, Result, ACCEPTED_TYPES};
 pub use format::Format;
 pub use options::{CsvOptions, ParquetCompression, ReadOptions, WriteOptions};
 pub use source::{Projection, Source, SourceOptions, CSV_SAMPLE_ROWS};
 pub use table::{Column, IntKind, Table};
+pub use temporaries::remove_pending_temporaries;
 
 /// The Arrow types read and written, re-exported so that callers use the
 /// same versions.

@@ -5,7 +5,8 @@
 //! preferred, interleave) for a thread or a region, validating every id
 //! against the [`numakit_topology::Topology`]. [`NodeBuffer`] is memory
 //! placed on chosen nodes; [`pages`] asks the kernel where pages really are
-//! and migrates them; [`doctor`] checks what this machine or container lets
+//! and migrates them; [`memory_limit`] is the limit every layer checks
+//! before it allocates; [`doctor`] checks what this machine or container lets
 //! us control; [`AtomicWords`] is placed memory that threads share. All
 //! system calls live in [`sys`], the crate's only unsafe module besides the
 //! raw buffer and the shared words. No threads are pooled here: that is the
@@ -14,6 +15,7 @@
 pub mod buffer;
 pub mod doctor;
 pub mod error;
+pub mod memory_limit;
 pub mod pages;
 pub mod placer;
 pub mod policy;
@@ -22,6 +24,7 @@ pub mod sys;
 
 pub use buffer::{BufferOptions, HugePages, NodeBuffer};
 pub use error::{PlacementError, Result};
+pub use memory_limit::{LimitExceeded, MemoryLimit};
 pub use pages::PageLocation;
 pub use placer::{current_affinity, current_cpu, Outcome, PlacementMode, Placer};
 pub use policy::{MemPolicy, Placement};

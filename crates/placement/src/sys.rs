@@ -55,6 +55,18 @@ fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
+/// The process's address-space limit (`ulimit -v`, RLIMIT_AS) in bytes,
+/// or `None` when there is none.
+pub fn address_space_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the valid, owned struct.
+    let ret = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) };
+    (ret == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
 /// Restricts the calling thread to `cpus`.
 pub fn set_thread_affinity(cpus: &IdSet) -> io::Result<()> {
     let words = cpus.as_words();

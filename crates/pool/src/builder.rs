@@ -22,6 +22,12 @@ use crate::pool::{worker_main, NodeQueue, Pool, Shared, WorkerSlot};
 use crate::sleep::Sleep;
 use crate::stats::Counters;
 
+/// Oversubscription stops here: more workers than this many per allowed
+/// CPU would only add switching (and each costs a thread and its stack),
+/// so a larger request is an error, not an attempt to start millions of
+/// threads.
+pub const MAX_THREADS_PER_CPU: usize = 64;
+
 /// Configures and builds a [`Pool`].
 #[derive(Clone, Debug)]
 pub struct PoolBuilder {
@@ -136,6 +142,15 @@ impl PoolBuilder {
         let threads = self.threads.unwrap_or(total);
         if threads == 0 {
             return Err(PoolError::BadThreadCount(0));
+        }
+        let max = total.saturating_mul(MAX_THREADS_PER_CPU);
+        if threads > max {
+            return Err(PoolError::TooManyThreads {
+                asked: threads,
+                cpus: total,
+                per_cpu: MAX_THREADS_PER_CPU,
+                max,
+            });
         }
         let mut plan = Vec::with_capacity(threads);
         let mut round = 0;

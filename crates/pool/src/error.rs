@@ -23,6 +23,17 @@ pub enum PoolError {
     BadThreadCount(usize),
 
     #[error(
+        "{asked} threads is more than {max} ({per_cpu} per CPU this process may use, of {cpus}); \
+         ask for fewer (--threads)"
+    )]
+    TooManyThreads {
+        asked: usize,
+        cpus: usize,
+        per_cpu: usize,
+        max: usize,
+    },
+
+    #[error(
         "broadcast and lock-step phases cannot be started from inside a task of the same pool"
     )]
     NestedBroadcast,

@@ -31,7 +31,7 @@ mod sleep;
 pub mod stats;
 
 pub use barrier::{Broken, PhaseBarrier};
-pub use builder::PoolBuilder;
+pub use builder::{PoolBuilder, MAX_THREADS_PER_CPU};
 pub use context::WorkerContext;
 pub use error::{PoolError, Result};
 pub use morsel::{Morsel, NodeSlice};

@@ -4,9 +4,12 @@
 //!
 //! Bound memory is not spilled to other nodes: a node that runs out kills
 //! the process, so a node's free memory is checked too, where the kernel's
-//! per-node figures can be trusted (they add up to the machine's). This
-//! module checks; it does not reserve.
+//! per-node figures can be trusted (they add up to the machine's). The
+//! process as a whole is held to the placement layer's [`MemoryLimit`],
+//! the limit every command shares. This module checks; it does not
+//! reserve.
 
+use numakit_placement::MemoryLimit;
 use numakit_topology::units::human_bytes;
 use numakit_topology::{sysfs, NodeId, Topology};
 
@@ -15,14 +18,15 @@ use crate::error::{ProbeError, Result};
 /// Share of the free memory a probe may take (the rest is the system's).
 const USABLE_SHARE: f64 = 0.9;
 
-/// Refuses `bytes` on `node` when the process or the node lacks them.
+/// Refuses `bytes` on `node` when the limit or the node lacks them.
 pub fn ensure_fits(
+    limit: &MemoryLimit,
     topology: &Topology,
     node: Option<NodeId>,
     bytes: u64,
     what: &str,
 ) -> Result<()> {
-    ensure_below(sysfs::mem_available(), bytes, what, "")?;
+    limit.check(what, bytes)?;
     if let Some(node) = node {
         if topology.node_memory_is_reliable() {
             let place = format!(" on node {node}");
@@ -64,7 +68,10 @@ mod tests {
     #[test]
     fn an_absurd_size_never_fits_this_machine() {
         let topo = numakit_topology::discover().unwrap();
-        assert!(ensure_fits(&topo, None, u64::MAX / 2, "a test buffer").is_err());
-        assert!(ensure_fits(&topo, topo.compute_nodes().first().copied(), 1 << 20, "x").is_ok());
+        let limit = MemoryLimit::default();
+        let err = ensure_fits(&limit, &topo, None, u64::MAX / 2, "a test buffer").unwrap_err();
+        assert!(err.to_string().contains("memory limit"), "{err}");
+        let first = topo.compute_nodes().first().copied();
+        assert!(ensure_fits(&limit, &topo, first, 1 << 20, "x").is_ok());
     }
 }

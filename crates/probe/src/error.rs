@@ -39,6 +39,9 @@ pub enum ProbeError {
         left: String,
         place: String,
     },
+    /// A buffer that would take the process past its memory limit.
+    #[error(transparent)]
+    MemoryLimit(#[from] numakit_placement::LimitExceeded),
     /// A size that is too small to measure what is asked.
     #[error("{0}")]
     BadSize(String),

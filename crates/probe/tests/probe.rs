@@ -97,6 +97,7 @@ fn tiny_kiefer() -> KieferOptions {
         groups: 2,
         group_threads: 2,
         seed: 1,
+        ..KieferOptions::default()
     }
 }
 
@@ -184,7 +185,7 @@ fn bad_requests_are_refused_with_a_reason() {
     let mut o = small();
     o.latency_bytes = u64::MAX / 4;
     let err = matrix::run(&placer, &o, &Silent).unwrap_err();
-    assert!(matches!(err, ProbeError::DoesNotFit { .. }), "{err}");
+    assert!(matches!(err, ProbeError::MemoryLimit(_)), "{err}");
     assert!(
         err.to_string().contains("the latency buffer needs"),
         "{err}"

@@ -89,6 +89,71 @@ pub struct LinkDescription {
     pub latency_ns: Option<f64>,
 }
 
+/// The bounds of a described machine: Linux's own limits where it has
+/// them (node ids, distances), generous ones elsewhere.
+const MAX_NODES: usize = 1024;
+const MAX_HARDWARE_THREADS: u64 = 65_536;
+const MAX_THREADS_PER_CORE: u32 = 16;
+const MAX_MEMORY_GIB: f64 = (1u64 << 20) as f64;
+const MAX_GBS: f64 = 1e5;
+const MAX_LATENCY_NS: f64 = 1e6;
+const MAX_CLOCK_GHZ: f64 = 100.0;
+const MAX_CACHE_KIB: u64 = 1 << 30;
+const MAX_DISTANCE: u32 = 255;
+
+/// One node's counts and sizes against the bounds.
+fn check_node(n: &NodeDescription) -> std::result::Result<(), String> {
+    if n.id as usize >= MAX_NODES {
+        return Err(format!(
+            "node id {}; ids go from 0 to {}",
+            n.id,
+            MAX_NODES - 1
+        ));
+    }
+    if n.threads_per_core > MAX_THREADS_PER_CORE {
+        return Err(format!(
+            "node {} has {} threads_per_core; at most {MAX_THREADS_PER_CORE}",
+            n.id, n.threads_per_core
+        ));
+    }
+    if u64::from(n.cores) > MAX_HARDWARE_THREADS {
+        return Err(format!(
+            "node {} has {} cores; at most {MAX_HARDWARE_THREADS}",
+            n.id, n.cores
+        ));
+    }
+    let node = |field: &str| format!("node {} {field}", n.id);
+    if n.memory_gib != Some(0.0) {
+        // 0 GiB is a memoryless node, a real thing.
+        in_range(&node("memory_gib"), n.memory_gib, MAX_MEMORY_GIB)?;
+    }
+    in_range(
+        &node("memory_bandwidth_gbs"),
+        n.memory_bandwidth_gbs,
+        MAX_GBS,
+    )?;
+    in_range(
+        &node("thread_bandwidth_gbs"),
+        n.thread_bandwidth_gbs,
+        MAX_GBS,
+    )?;
+    in_range(
+        &node("memory_latency_ns"),
+        n.memory_latency_ns,
+        MAX_LATENCY_NS,
+    )
+}
+
+/// A finite positive `value` of at most `max`, when given.
+fn in_range(field: &str, value: Option<f64>, max: f64) -> std::result::Result<(), String> {
+    match value {
+        Some(v) if !(v > 0.0 && v <= max) => Err(format!(
+            "{field} is {v:?}; it must be above 0 and at most {max}"
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl MachineDescription {
     /// Parses a description; `origin` names it in errors (a path or preset).
     pub fn from_json(text: &str, origin: &str) -> Result<Self> {
@@ -110,6 +175,7 @@ impl MachineDescription {
         if self.nodes.is_empty() {
             return Err(bad("it has no nodes".into()));
         }
+        self.check_bounds().map_err(bad)?;
         let ids: IdSet = self.nodes.iter().map(|n| n.id).collect();
         if ids.len() != self.nodes.len() {
             return Err(bad("two nodes share an id".into()));
@@ -151,6 +217,58 @@ impl MachineDescription {
         }
         if let Some(c) = self.caches.iter().find(|c| c.size_kib == 0 || c.level == 0) {
             return Err(bad(format!("cache L{} has size 0 or level 0", c.level)));
+        }
+        Ok(())
+    }
+
+    /// Checks that every count and size is one a real machine could have,
+    /// before anything is built from them (a node id or a core count in
+    /// the billions would otherwise be allocated, and `1e300` GiB would
+    /// turn into nonsense).
+    fn check_bounds(&self) -> std::result::Result<(), String> {
+        if self.nodes.len() > MAX_NODES {
+            return Err(format!("{} nodes; at most {MAX_NODES}", self.nodes.len()));
+        }
+        let mut hardware_threads: u64 = 0;
+        for n in &self.nodes {
+            check_node(n)?;
+            hardware_threads += u64::from(n.cores) * u64::from(n.threads_per_core);
+        }
+        if hardware_threads > MAX_HARDWARE_THREADS {
+            return Err(format!(
+                "{hardware_threads} hardware threads in all; at most {MAX_HARDWARE_THREADS}"
+            ));
+        }
+        if self.links.len() > MAX_NODES * MAX_NODES {
+            return Err(format!(
+                "{} links; at most one per pair of nodes",
+                self.links.len()
+            ));
+        }
+        for l in &self.links {
+            in_range(
+                &format!("link {}-{} bandwidth_gbs", l.a, l.b),
+                Some(l.bandwidth_gbs),
+                MAX_GBS,
+            )?;
+            in_range(
+                &format!("link {}-{} latency_ns", l.a, l.b),
+                l.latency_ns,
+                MAX_LATENCY_NS,
+            )?;
+        }
+        in_range("clock_ghz", self.clock_ghz, MAX_CLOCK_GHZ)?;
+        if let Some(c) = self.caches.iter().find(|c| c.size_kib > MAX_CACHE_KIB) {
+            return Err(format!(
+                "cache L{} of {} KiB; at most {MAX_CACHE_KIB}",
+                c.level, c.size_kib
+            ));
+        }
+        let distances = self.distances.iter().flatten().flatten();
+        if let Some(d) = distances.copied().find(|&d| d > MAX_DISTANCE) {
+            return Err(format!(
+                "distance {d}; at most {MAX_DISTANCE} (the kernel's scale: 10 is local)"
+            ));
         }
         Ok(())
     }

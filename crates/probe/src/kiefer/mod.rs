@@ -23,6 +23,7 @@
 pub mod access;
 pub mod experiments;
 
+use numakit_placement::MemoryLimit;
 use std::sync::atomic::AtomicU64;
 
 use numakit_ops::Progress;
@@ -37,6 +38,8 @@ use crate::team::{self, Seat, ThreadCheck};
 pub use access::Access;
 
 const MIB: u64 = 1 << 20;
+/// The most threads an experiment starts (they share the allowed CPUs).
+const MAX_THREADS: usize = 4096;
 
 /// One of the four experiments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -79,6 +82,8 @@ impl Experiment {
 /// Sizes and counts of the experiments (Kiefer's in brackets).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KieferOptions {
+    /// The process's memory limit, checked before any array is placed.
+    pub memory_limit: MemoryLimit,
     /// Random accesses per thread and setup (4 billion in all).
     pub accesses: u64,
     /// The array that fits a last-level cache (16 MB).
@@ -98,6 +103,7 @@ pub struct KieferOptions {
 impl Default for KieferOptions {
     fn default() -> Self {
         Self {
+            memory_limit: MemoryLimit::default(),
             accesses: 4_000_000,
             small_bytes: 16 * MIB,
             large_bytes: 128 * MIB,
@@ -121,6 +127,15 @@ impl KieferOptions {
         }
         if self.groups == 0 {
             return zero("groups");
+        }
+        let seats = self
+            .groups
+            .saturating_mul(self.group_threads)
+            .max(self.threads);
+        if seats > MAX_THREADS {
+            return Err(ProbeError::BadSize(format!(
+                "{seats} threads (--threads, or --groups x --group-threads) is more than {MAX_THREADS}"
+            )));
         }
         if self.small_bytes < 8 || self.large_bytes < 8 {
             return Err(ProbeError::BadSize(
@@ -240,6 +255,7 @@ impl Bench<'_> {
     /// An array of `bytes` on `node`, every page touched there and checked.
     fn array(&mut self, bytes: u64, node: NodeId) -> Result<AtomicWords> {
         budget::ensure_fits(
+            &self.options().memory_limit,
             self.placer.topology(),
             Some(node),
             bytes,

@@ -125,11 +125,23 @@ pub fn run(
     let copies = buffer_copies(options, memory_nodes.len());
     for &m in &memory_nodes {
         if options.latency {
-            budget::ensure_fits(topo, Some(m), options.latency_bytes, "the latency buffer")?;
+            budget::ensure_fits(
+                &options.memory_limit,
+                topo,
+                Some(m),
+                options.latency_bytes,
+                "the latency buffer",
+            )?;
         }
         if options.bandwidth {
             let bandwidth_bytes = options.bandwidth_bytes.saturating_mul(copies);
-            budget::ensure_fits(topo, Some(m), bandwidth_bytes, "the bandwidth buffers")?;
+            budget::ensure_fits(
+                &options.memory_limit,
+                topo,
+                Some(m),
+                bandwidth_bytes,
+                "the bandwidth buffers",
+            )?;
         }
     }
     let threads = threads_per_node(placer, &cpu_nodes, options.max_threads)?;

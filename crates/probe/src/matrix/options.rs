@@ -3,6 +3,7 @@
 //! the checks that refuse options no measurement can come from. It sizes
 //! and checks; it measures nothing.
 
+use numakit_placement::MemoryLimit;
 use numakit_topology::{NodeId, Topology};
 use serde::Serialize;
 
@@ -50,6 +51,8 @@ fn memory_left(topology: &Topology) -> Option<u64> {
 pub struct MatrixOptions {
     /// Rows: CPU nodes (default: every allowed node with CPUs).
     pub cpu_nodes: Option<Vec<NodeId>>,
+    /// The process's memory limit, checked before any buffer is placed.
+    pub memory_limit: MemoryLimit,
     /// Columns: memory nodes (default: every allowed node with memory).
     pub memory_nodes: Option<Vec<NodeId>>,
     /// Size of the pointer chase.
@@ -85,6 +88,7 @@ impl MatrixOptions {
     pub fn quick() -> Self {
         Self {
             cpu_nodes: None,
+            memory_limit: MemoryLimit::default(),
             memory_nodes: None,
             latency_bytes: 256 * MIB,
             chase: ChaseLength {

@@ -45,6 +45,13 @@ pub fn seats(topology: &Topology, instances: usize) -> Result<Vec<Seat>> {
             "no allowed node has CPUs".into(),
         ));
     }
+    let cpus = topology.allowed.cpus.len();
+    if instances > cpus {
+        return Err(crate::error::ProbeError::BadSize(format!(
+            "{instances} instances (--instances) but this process may use only {cpus} CPUs; \
+             each instance needs one"
+        )));
+    }
     let mut seats = Vec::with_capacity(instances);
     for i in 0..instances {
         let node = nodes[i % nodes.len()];

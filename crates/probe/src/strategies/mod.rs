@@ -19,6 +19,7 @@
 pub mod instance;
 pub mod workload;
 
+use numakit_placement::MemoryLimit;
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
@@ -89,6 +90,8 @@ impl std::str::FromStr for Strategy {
 /// What to run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StrategyOptions {
+    /// The process's memory limit, checked before any data is placed.
+    pub memory_limit: MemoryLimit,
     /// Partitions (default: one per node with CPUs).
     pub instances: Option<usize>,
     pub sizes: Sizes,
@@ -104,6 +107,7 @@ pub struct StrategyOptions {
 impl Default for StrategyOptions {
     fn default() -> Self {
         Self {
+            memory_limit: MemoryLimit::default(),
             instances: None,
             sizes: Sizes {
                 rows: 4 << 20,
@@ -163,6 +167,7 @@ pub fn run(
     let rows = options.sizes.rows.saturating_add(options.sizes.build_rows);
     let need = rows.saturating_mul(16 * 2 * instances as u64 * options.strategies.len() as u64);
     budget::ensure_fits(
+        &options.memory_limit,
         topology,
         None,
         need,

@@ -406,6 +406,7 @@ pub(crate) fn stream(
             let in_memory = matches!(feed, Feed::Table(_));
             let step = limit
                 .check("the group-by's groups", 0)
+                .map_err(FrameError::from)
                 .and_then(|()| feed.read(unit))
                 .and_then(|batches| {
                     for batch in &batches {
