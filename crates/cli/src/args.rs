@@ -1,7 +1,7 @@
 //! The command line: every command, option and its help text.
 
 use clap::{Args, Parser, Subcommand};
-use numakit_placement::{HugePages, PlacementMode};
+use numakit_placement::{HugePages, MemoryLimit, PlacementMode};
 use numakit_pool::PoolBuilder;
 use numakit_topology::IdSet;
 
@@ -35,6 +35,14 @@ pub struct Cli {
         value_name = "MODE"
     )]
     pub placement: PlacementMode,
+
+    /// Memory the command may use: bytes (8GiB, 512M, 2GB) or a percentage
+    /// of what is available (75%). Default: 80% of the memory available to
+    /// the process (its cgroup's limit and `ulimit -v` included). Every
+    /// command checks its inputs, buffers and tables against it before it
+    /// allocates: past it, one clear line naming the option, never an abort.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_memory_limit)]
+    pub memory_limit: Option<MemoryLimit>,
 
     /// More detail on stderr (repeat for debug output).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -161,6 +169,22 @@ fn parse_positive(text: &str) -> Result<usize, String> {
     }
 }
 
+/// The most repetitions a command runs (each keeps its timings).
+pub const MAX_REPS: usize = 10_000;
+
+/// `--reps`, in every command: from 1 to [`MAX_REPS`].
+pub(crate) fn parse_reps(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_REPS).contains(&n) => Ok(n),
+        Ok(_) => Err(format!("must be from 1 to {MAX_REPS}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn parse_memory_limit(text: &str) -> Result<MemoryLimit, String> {
+    MemoryLimit::parse(text).map_err(|e| e.to_string())
+}
+
 pub(crate) fn parse_ids(text: &str) -> Result<IdSet, String> {
     IdSet::parse_list(text).map_err(|e| e.to_string())
 }
@@ -191,7 +215,7 @@ pub struct PoolBenchArgs {
     pub size_mib: u64,
 
     /// Repetitions of each method (alternating); medians are reported.
-    #[arg(long, default_value_t = 7, value_name = "N")]
+    #[arg(long, default_value_t = 7, value_name = "N", value_parser = crate::args::parse_reps)]
     pub reps: usize,
 
     #[command(flatten)]
@@ -243,7 +267,7 @@ pub struct ShuffleArgs {
     pub state_kib: usize,
 
     /// Repetitions of every schedule (min/median/max are reported).
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::args::parse_reps)]
     pub reps: usize,
 
     /// Also sweep the thread count (naive, ring and migration, tight), as

@@ -36,12 +36,23 @@ pub struct ClusterJoinArgs {
 
     /// A file listing every process's address, one `host:port` (or
     /// `host`, see --port) per line, in process order.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", group = "peers")]
     pub hostfile: Option<PathBuf>,
+
+    /// Internal (what --local gives its processes instead of a hostfile):
+    /// every process's `host:port`, comma-separated, in process order.
+    #[arg(
+        long,
+        value_name = "ADDRS",
+        group = "peers",
+        conflicts_with = "local",
+        hide = true
+    )]
+    pub addresses: Option<String>,
 
     /// This process's index in the hostfile (default: SLURM_PROCID,
     /// OMPI_COMM_WORLD_RANK or PMI_RANK).
-    #[arg(long, value_name = "I", requires = "hostfile")]
+    #[arg(long, value_name = "I", requires = "peers")]
     pub process: Option<usize>,
 
     /// Port of hostfile lines without one: PORT + the line's index.
@@ -101,8 +112,11 @@ pub struct ClusterJoinArgs {
 
     /// What the sink gets: count, sum (count and a checksum of every row,
     /// aggregated on the fly), sample:N (the N smallest rows too), or
-    /// files:DIR (every process writes its rows to DIR/part-I.csv).
-    /// Default: sum, or count for lt (whose result is huge).
+    /// files:DIR (every process writes its rows to DIR/part-I.csv; DIR is
+    /// replaced as a whole, with a MANIFEST.json, only once every part is
+    /// complete, and only if it is new, empty or an earlier result; every
+    /// process must see the same DIR). Default: sum, or count for lt
+    /// (whose result is huge).
     #[arg(long, value_name = "SINK")]
     pub sink: Option<String>,
 
@@ -135,7 +149,7 @@ pub struct ClusterJoinArgs {
     pub sweep: bool,
 
     /// Repetitions of each run (medians are reported).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::args::parse_reps)]
     pub reps: usize,
 
     /// Draw the loads and spans per process (or the sweep's speedup) as
@@ -146,6 +160,17 @@ pub struct ClusterJoinArgs {
     /// Seconds to wait for every peer to connect.
     #[arg(long, default_value_t = 20.0, value_name = "SECS")]
     pub connect_timeout: f64,
+
+    /// Seconds a connected peer may send nothing, not even a heartbeat
+    /// (peers beat five times as often, at least every 2 s), before the
+    /// join stops with an error naming it: a peer stopped (SIGSTOP),
+    /// hung, or cut off by the network while its machine still answers.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub peer_timeout: f64,
+
+    /// Testing: process I fails after writing its part (files:DIR).
+    #[arg(long, value_name = "I", hide = true)]
+    pub fail_part_write: Option<usize>,
 
     /// Testing: every join task sleeps this long (makes a join slow).
     #[arg(long, default_value_t = 0, value_name = "MS", hide = true)]

@@ -1,6 +1,7 @@
-//! Files the CLI writes (charts, results, described machines): whole or
-//! not at all, through a temporary file beside the target that is renamed
-//! into place, so that a failure never leaves half a file behind.
+//! Files the CLI writes (charts, described machines, generated inputs):
+//! whole or not at all, through the library's atomic writer, and output
+//! paths checked before long work starts, so that a path in a missing or
+//! read-only folder fails at once rather than after the measurement.
 
 use std::path::Path;
 
@@ -8,23 +9,16 @@ use anyhow::{Context, Result};
 
 /// Writes `data` to `path` whole or not at all.
 pub fn write_whole(path: &Path, data: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write into {}", dir.display()))?;
-    std::io::Write::write_all(&mut tmp, data)
-        .with_context(|| format!("writing {}", path.display()))?;
-    // Readable by other users and tools, like any file we write.
-    let mut mode = perms(&tmp)?;
-    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o644);
-    tmp.as_file().set_permissions(mode)?;
-    tmp.persist(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    numakit_io::write_file_atomically(path, data)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
-fn perms(tmp: &tempfile::NamedTempFile) -> Result<std::fs::Permissions> {
-    Ok(tmp.as_file().metadata()?.permissions())
+/// Fails now unless every given path can be written (each with the
+/// option that gave it, for the message).
+pub fn check_writable<'a>(paths: impl IntoIterator<Item = (&'a str, &'a Path)>) -> Result<()> {
+    for (option, path) in paths {
+        numakit_io::check_writable(path)
+            .with_context(|| format!("{option} {} cannot be written", path.display()))?;
+    }
+    Ok(())
 }

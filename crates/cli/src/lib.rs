@@ -7,6 +7,7 @@
 
 pub mod allocator;
 pub mod args;
+pub mod budget;
 pub mod chart;
 pub mod closed_pipe;
 pub mod cluster_args;
@@ -18,6 +19,9 @@ pub mod heatmap;
 pub mod logger;
 pub mod mr_args;
 pub mod op_args;
+pub mod output;
 pub mod probe_args;
 pub mod progress;
 pub mod reduce;
+pub mod signals;
+pub mod usage;

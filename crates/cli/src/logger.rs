@@ -1,5 +1,6 @@
 //! A minimal stderr logger: `numakit: warning: ...`, one line per record.
 
+use crate::output;
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
 struct StderrLogger;
@@ -18,7 +19,7 @@ impl Log for StderrLogger {
                 Level::Debug => "debug",
                 Level::Trace => "trace",
             };
-            eprintln!("numakit: {level}: {}", record.args());
+            output::note(format_args!("numakit: {level}: {}", record.args()));
         }
     }
 

@@ -36,6 +36,21 @@ pub enum MapReduceApp {
 }
 
 /// What every application shares.
+impl MapReduceApp {
+    /// The options every application shares.
+    pub fn common(&self) -> &MrCommon {
+        match self {
+            MapReduceApp::WordCount(a)
+            | MapReduceApp::Histogram(a)
+            | MapReduceApp::LinearRegression(a)
+            | MapReduceApp::StringMatch(a) => &a.common,
+            MapReduceApp::Kmeans(a) => &a.common,
+            MapReduceApp::MatrixMultiply(a) => &a.common,
+            MapReduceApp::Pca(a) => &a.common,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct MrCommon {
     /// Read the input from FILE (the Phoenix++ program's format; for
@@ -60,7 +75,7 @@ pub struct MrCommon {
     pub threads: Option<usize>,
 
     /// Repetitions (min/median/max are reported).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::args::parse_reps)]
     pub reps: usize,
 
     /// Seed of the generated input (default 42; kmeans, pca and

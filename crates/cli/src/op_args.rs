@@ -17,7 +17,7 @@ pub struct OpCommon {
 
     /// Repetitions (min/median/max are reported; the result is checked to
     /// be the same every time).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::args::parse_reps)]
     pub reps: usize,
 
     /// Check the result against a plain sequential implementation (slow on
@@ -33,16 +33,20 @@ pub struct OpCommon {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 
-    /// Memory the run may use: bytes (8GiB, 512M, 2GB) or a percentage of
-    /// what is available (75%). Default: 80% of the memory available to the
-    /// process (its cgroup's limit included). Past it, a clear error, never
-    /// an abort.
-    #[arg(long, value_name = "SIZE")]
-    pub memory_limit: Option<String>,
+    /// The table format (csv, parquet or arrow) of files whose name does not
+    /// end in .csv, .parquet/.pq or .arrow/.ipc/.feather: the inputs and
+    /// --out. A known extension always decides for its own file.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub format: Option<numakit_io::Format>,
 
     /// Rows of a file input's result printed when there is no --out.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub show: usize,
+}
+
+fn parse_format(text: &str) -> Result<numakit_io::Format, String> {
+    text.parse()
+        .map_err(|_| format!("`{text}` is not a table format (csv, parquet, arrow)"))
 }
 
 #[derive(Debug, Args)]

@@ -101,7 +101,7 @@ pub struct MatrixArgs {
     pub pass_mib: Option<u64>,
 
     /// Repetitions of each measurement (the median is reported).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::parse_reps)]
     pub reps: Option<usize>,
 
     /// Order of the pointer chase: `random` (every line in one random
@@ -205,6 +205,6 @@ pub struct StrategyArgs {
     pub strategies: String,
 
     /// Timed repetitions (the median is reported), after one untimed.
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::args::parse_reps)]
     pub reps: usize,
 }

@@ -39,6 +39,7 @@ fn process(
         process: i,
         addresses,
         timeout: Duration::from_secs(20),
+        peer_timeout: numakit_cluster::transport::connect::DEFAULT_PEER_TIMEOUT,
         fingerprint: spec.fingerprint(),
     };
     let transport = numakit_cluster::transport::connect(&endpoints)?;

@@ -1,8 +1,8 @@
 //! Errors of the distributed join.
 //!
-//! A peer that never connects, disconnects or sends garbage is an error
-//! that names the peer (its index and address), so that an operator can
-//! tell which machine to look at.
+//! A peer that never connects, does not resolve, disconnects, goes silent
+//! or sends garbage is an error that names the peer (its index and
+//! address), so that an operator can tell which machine to look at.
 
 use numakit_ops::OpsError;
 use numakit_pool::PoolError;
@@ -19,6 +19,13 @@ pub enum ClusterError {
         address: String,
         #[source]
         source: std::io::Error,
+    },
+
+    #[error("peer {peer}'s address `{address}` does not resolve: {why}")]
+    Unresolvable {
+        peer: usize,
+        address: String,
+        why: String,
     },
 
     #[error("peer {peer} ({address}) did not connect within {seconds:.0} s")]
@@ -41,6 +48,9 @@ pub enum ClusterError {
         address: String,
         why: String,
     },
+
+    #[error("process {process} could not deliver its part of the result: {why}")]
+    Part { process: usize, why: String },
 
     #[error("the communication layer stopped: {0}")]
     Transport(String),

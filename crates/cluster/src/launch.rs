@@ -8,7 +8,7 @@
 //! This module starts and watches processes; it does not join anything.
 
 use std::io::Read;
-use std::net::TcpListener;
+use std::net::{TcpListener, ToSocketAddrs};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::JoinHandle;
@@ -20,11 +20,19 @@ use crate::error::{ClusterError, Result};
 /// order they are looked at.
 pub const RANK_VARIABLES: [&str; 3] = ["SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"];
 
-/// The addresses of a hostfile: one process per line, `host:port`, or
-/// `host` alone (port `base_port` + the line's process index); blank
-/// lines and `#` comments are skipped.
-pub fn parse_hostfile(text: &str, base_port: u16) -> Result<Vec<String>> {
-    let mut out = Vec::new();
+/// One process of a hostfile: its `host:port` and the line it is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostEntry {
+    pub address: String,
+    /// 1-based line number in the hostfile.
+    pub line: usize,
+}
+
+/// The processes of a hostfile: one per line, `host:port`, or `host`
+/// alone (port `base_port` + the line's process index); blank lines and
+/// `#` comments are skipped.
+pub fn parse_hostfile_entries(text: &str, base_port: u16) -> Result<Vec<HostEntry>> {
+    let mut out: Vec<HostEntry> = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -50,10 +58,13 @@ pub fn parse_hostfile(text: &str, base_port: u16) -> Result<Vec<String>> {
                 format!("{host}:{port}")
             }
         };
-        if out.contains(&address) {
+        if out.iter().any(|e| e.address == address) {
             return Err(bad("this address is listed twice"));
         }
-        out.push(address);
+        out.push(HostEntry {
+            address,
+            line: n + 1,
+        });
     }
     if out.is_empty() {
         return Err(ClusterError::InvalidArgument(
@@ -63,12 +74,47 @@ pub fn parse_hostfile(text: &str, base_port: u16) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Reads and parses a hostfile.
+/// The addresses of a hostfile, in process order (see
+/// [`parse_hostfile_entries`]).
+pub fn parse_hostfile(text: &str, base_port: u16) -> Result<Vec<String>> {
+    Ok(parse_hostfile_entries(text, base_port)?
+        .into_iter()
+        .map(|e| e.address)
+        .collect())
+}
+
+/// Fails at once, naming the host and its line, when a hostfile's host
+/// does not resolve (rather than after the connect timeout, as a peer
+/// that "did not connect").
+pub fn check_resolvable(entries: &[HostEntry], hostfile: &Path) -> Result<()> {
+    for e in entries {
+        let resolved = e.address.to_socket_addrs().map(|mut a| a.next());
+        let why = match resolved {
+            Ok(Some(_)) => continue,
+            Ok(None) => "it resolves to no address".to_string(),
+            Err(err) => err.to_string(),
+        };
+        let host = e
+            .address
+            .rsplit_once(':')
+            .map_or(e.address.as_str(), |(h, _)| h);
+        return Err(ClusterError::InvalidArgument(format!(
+            "hostfile {} line {}: host `{host}` does not resolve: {why}",
+            hostfile.display(),
+            e.line
+        )));
+    }
+    Ok(())
+}
+
+/// Reads a hostfile and checks that every host resolves.
 pub fn read_hostfile(path: &Path, base_port: u16) -> Result<Vec<String>> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         ClusterError::InvalidArgument(format!("cannot read hostfile {}: {e}", path.display()))
     })?;
-    parse_hostfile(&text, base_port)
+    let entries = parse_hostfile_entries(&text, base_port)?;
+    check_resolvable(&entries, path)?;
+    Ok(entries.into_iter().map(|e| e.address).collect())
 }
 
 /// This process's index: `explicit`, else the first launcher variable
@@ -264,6 +310,23 @@ mod tests {
             .contains("line 1"));
         assert!(parse_hostfile("a b\n", 1).is_err());
         assert!(parse_hostfile("# nothing\n", 1).is_err());
+    }
+
+    #[test]
+    fn a_host_that_does_not_resolve_is_named_with_its_line() {
+        let text = "127.0.0.1:7000\n# comment\nno-such-host.invalid:7001\n";
+        let entries = parse_hostfile_entries(text, 7000).unwrap();
+        assert_eq!(entries[1].line, 3);
+        let started = Instant::now();
+        let err = check_resolvable(&entries, Path::new("hosts"))
+            .unwrap_err()
+            .to_string();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(
+            err.contains("line 3") && err.contains("`no-such-host.invalid`"),
+            "{err}"
+        );
+        check_resolvable(&entries[..1], Path::new("hosts")).unwrap();
     }
 
     #[test]

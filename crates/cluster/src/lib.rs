@@ -41,6 +41,6 @@ pub use error::{ClusterError, Result};
 pub use join::JoinSpec;
 pub use message::Side;
 pub use predicate::Predicate;
-pub use run::{run_process, ClusterResult, ProcessRun};
+pub use run::{run_process, run_process_delivering, ClusterResult, Deliver, ProcessRun};
 pub use schedule::SendOrder;
-pub use sink::{Output, PartialResult, ResultRow};
+pub use sink::{Output, PartOutcome, PartRecord, PartialResult, ResultRow};

@@ -12,7 +12,7 @@ use numakit_ops::Tuple;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::ProcessMetrics;
-use crate::sink::PartialResult;
+use crate::sink::{PartOutcome, PartialResult};
 
 /// Which relation a piece belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -52,6 +52,9 @@ pub struct ProcessReport {
     pub process: usize,
     pub result: PartialResult,
     pub metrics: ProcessMetrics,
+    /// The part the process delivered (or failed to), when its rows went
+    /// somewhere (a file per process); `None` otherwise.
+    pub part: Option<PartOutcome>,
 }
 
 impl Message {

@@ -1,7 +1,13 @@
-//! A whole process of the distributed join: join, report to the sink
-//! (process 0), close the connections. The sink merges every process's
-//! partial result and metrics into the join's result (Chakraborty §IV-B's
-//! result collection); the other processes return their own report.
+//! A whole process of the distributed join: join, deliver this process's
+//! rows (the caller writes them, for instance to a file part), report to
+//! the sink (process 0), close the connections. The sink merges every
+//! process's partial result and metrics into the join's result
+//! (Chakraborty §IV-B's result collection) and collects the records of
+//! the delivered parts, so that the caller can publish them only when
+//! every part is complete; the other processes return their own report.
+//!
+//! This module does not write anything itself; delivering is the
+//! caller's closure.
 
 use std::time::Duration;
 
@@ -13,7 +19,7 @@ use crate::error::{ClusterError, Result};
 use crate::join::{join, JoinSpec};
 use crate::message::{Message, ProcessReport};
 use crate::metrics::{system_span, ProcessMetrics};
-use crate::sink::{Output, PartialResult, ResultRow};
+use crate::sink::{Output, PartOutcome, PartRecord, PartialResult, ResultRow};
 use crate::transport::Transport;
 
 /// The join's result as the sink has it.
@@ -24,6 +30,9 @@ pub struct ClusterResult {
     pub processes: Vec<ProcessMetrics>,
     /// The system's join span (the slowest process).
     pub span_seconds: f64,
+    /// Every process's delivered part, in process order (empty when the
+    /// rows were not delivered anywhere).
+    pub parts: Vec<PartRecord>,
 }
 
 /// What one process ends with.
@@ -35,17 +44,53 @@ pub struct ProcessRun {
     pub cluster: Option<ClusterResult>,
 }
 
+/// Delivers a process's rows after its join: `None` when they go nowhere,
+/// else the delivered part or why it failed.
+pub type Deliver<'a> = dyn FnMut(&[Vec<ResultRow>]) -> Option<PartOutcome> + 'a;
+
 /// Runs this process's part of the join on `transport` and closes it,
 /// waiting at most `finish_timeout` for the peers to close theirs.
 pub fn run_process(
+    pool: &Pool,
+    transport: Box<dyn Transport>,
+    left: &Relation,
+    right: &Relation,
+    spec: &JoinSpec,
+    finish_timeout: Duration,
+) -> Result<ProcessRun> {
+    run_process_delivering(
+        pool,
+        transport,
+        left,
+        right,
+        spec,
+        finish_timeout,
+        &mut |_| None,
+    )
+}
+
+/// [`run_process`], with this process's rows handed to `deliver` after
+/// its join and before its report: the report carries the part's record
+/// (or failure) to the sink, whose merge fails when any part failed. A
+/// process whose own part failed still reports (so the sink learns it at
+/// once), then returns the failure.
+pub fn run_process_delivering(
     pool: &Pool,
     mut transport: Box<dyn Transport>,
     left: &Relation,
     right: &Relation,
     spec: &JoinSpec,
     finish_timeout: Duration,
+    deliver: &mut Deliver<'_>,
 ) -> Result<ProcessRun> {
-    let outcome = join(pool, transport.as_mut(), left, right, spec)?;
+    let mut outcome = match join(pool, transport.as_mut(), left, right, spec) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            transport.give_up(&e.to_string());
+            return Err(e);
+        }
+    };
+    outcome.report.part = deliver(&outcome.rows);
     let me = transport.process();
     let processes = transport.processes();
     if me != 0 {
@@ -53,6 +98,12 @@ pub fn run_process(
         transport.send(0, report)?;
     }
     let (_, late) = transport.finish(finish_timeout)?;
+    if let Some(Err(why)) = &outcome.report.part {
+        return Err(ClusterError::Part {
+            process: me,
+            why: why.clone(),
+        });
+    }
     let cluster = (me == 0)
         .then(|| {
             let mut reports = outcome.early_reports;
@@ -85,6 +136,7 @@ fn merge(
             reports.len()
         )));
     }
+    let parts = parts(&reports)?;
     let sample = match output {
         Output::Sample(n) => n,
         _ => 0,
@@ -98,5 +150,94 @@ fn merge(
         result,
         span_seconds: system_span(&processes),
         processes,
+        parts,
     })
+}
+
+/// Every process's part: all delivered, or none delivered anywhere; a
+/// failed or missing part is an error naming its process.
+fn parts(reports: &[ProcessReport]) -> Result<Vec<PartRecord>> {
+    if reports.iter().all(|r| r.part.is_none()) {
+        return Ok(Vec::new());
+    }
+    reports
+        .iter()
+        .map(|r| match &r.part {
+            Some(Ok(part)) if part.process == r.process => Ok(part.clone()),
+            Some(Ok(part)) => Err(ClusterError::Part {
+                process: r.process,
+                why: format!("it reported process {}'s part", part.process),
+            }),
+            Some(Err(why)) => Err(ClusterError::Part {
+                process: r.process,
+                why: why.clone(),
+            }),
+            None => Err(ClusterError::Part {
+                process: r.process,
+                why: "it delivered no part (started with another --sink?)".into(),
+            }),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(process: usize, part: Option<PartOutcome>) -> ProcessReport {
+        ProcessReport {
+            process,
+            result: PartialResult {
+                rows: 10,
+                checksum: 1,
+                sample: Vec::new(),
+            },
+            metrics: ProcessMetrics {
+                process,
+                ..ProcessMetrics::default()
+            },
+            part,
+        }
+    }
+
+    fn record(process: usize) -> PartRecord {
+        PartRecord {
+            process,
+            file: format!("part-{process}.csv"),
+            rows: 10,
+            checksum: 1,
+            bytes: 100,
+        }
+    }
+
+    #[test]
+    fn the_sink_merges_parts_only_when_every_one_is_there() {
+        let all = vec![
+            report(1, Some(Ok(record(1)))),
+            report(0, Some(Ok(record(0)))),
+        ];
+        let merged = merge(all, 2, Output::Rows).unwrap();
+        assert_eq!(merged.result.rows, 20);
+        assert_eq!(merged.parts, vec![record(0), record(1)]);
+        let none = vec![report(0, None), report(1, None)];
+        assert!(merge(none, 2, Output::Rows).unwrap().parts.is_empty());
+        let failed = vec![
+            report(0, Some(Ok(record(0)))),
+            report(1, Some(Err("disk full".into()))),
+        ];
+        let err = merge(failed, 2, Output::Rows).unwrap_err();
+        assert!(
+            matches!(err, ClusterError::Part { process: 1, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("disk full"), "{err}");
+        let missing = vec![report(0, Some(Ok(record(0)))), report(1, None)];
+        let err = merge(missing, 2, Output::Rows).unwrap_err();
+        assert!(
+            matches!(err, ClusterError::Part { process: 1, .. }),
+            "{err}"
+        );
+        let short = vec![report(0, Some(Ok(record(0))))];
+        assert!(merge(short, 2, Output::Rows).is_err());
+    }
 }

@@ -7,8 +7,9 @@
 //! order-independent checksum as numakit's single-machine joins, so the
 //! two can be compared), sampled (the N smallest rows in (key, left,
 //! right) order, which does not depend on how the work was split), or
-//! kept whole (written to files per process by the caller). This module
-//! does not write files.
+//! kept whole (written to files per process by the caller, which reports
+//! each file as a [`PartRecord`]; the sink publishes the files only when
+//! every process's part is complete). This module does not write files.
 
 use std::collections::BinaryHeap;
 use std::sync::{Mutex, PoisonError};
@@ -78,6 +79,23 @@ impl PartialResult {
         self.sample.truncate(sample);
     }
 }
+
+/// One process's share of the result as the caller delivered it (a file
+/// with `--sink files:DIR`): what the sink's manifest lists.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartRecord {
+    pub process: usize,
+    /// The part's file name (within the result's directory).
+    pub file: String,
+    pub rows: u64,
+    /// Wrapping sum of [`ResultRow::checksum`] over the part's rows.
+    pub checksum: u64,
+    /// Size of the file.
+    pub bytes: u64,
+}
+
+/// A process's delivered part, or why it could not deliver it.
+pub type PartOutcome = std::result::Result<PartRecord, String>;
 
 /// Rows a task buffers before merging them into the process's result.
 pub const BLOCK_ROWS: usize = 4096;

@@ -47,6 +47,7 @@ fn distributed(p: usize, left: &[Tuple], right: &[Tuple], spec: &JoinSpec) -> Cl
                     process: i,
                     addresses,
                     timeout: Duration::from_secs(20),
+                    peer_timeout: numakit_cluster::transport::connect::DEFAULT_PEER_TIMEOUT,
                     fingerprint: spec.fingerprint(),
                 };
                 let transport = numakit_cluster::transport::connect(&endpoints)?;
@@ -275,6 +276,7 @@ fn a_peer_that_never_comes_is_an_error_naming_it_in_bounded_time() {
         process: 0,
         addresses,
         timeout: Duration::from_millis(800),
+        peer_timeout: numakit_cluster::transport::connect::DEFAULT_PEER_TIMEOUT,
         fingerprint: 1,
     };
     let start = Instant::now();

@@ -185,9 +185,10 @@ fn check_narrow(table: &Table, context: &str) {
 
 #[test]
 fn narrow_integers_widen_from_parquet_with_every_codec() {
-    use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+    use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
     let directory = tempfile::tempdir().unwrap();
     let codecs = [
+        Compression::BROTLI(BrotliLevel::default()),
         Compression::UNCOMPRESSED,
         Compression::SNAPPY,
         Compression::ZSTD(ZstdLevel::default()),

@@ -18,6 +18,7 @@ use crate::commands::opcommon::{
 use crate::commands::tables;
 use crate::format::table;
 use crate::op_args::AggregateArgs;
+use crate::output;
 use crate::progress::Spinner;
 
 /// One method's measurements.
@@ -55,10 +56,10 @@ fn methods(spec: &str) -> Result<Vec<AggMethod>> {
         if name == "all" {
             list.extend(AggMethod::ALL);
         } else {
-            list.push(name.parse().map_err(anyhow::Error::msg)?);
+            list.push(name.parse().map_err(crate::usage::invalid)?);
         }
     }
-    ensure!(!list.is_empty(), "--method names no method");
+    crate::usage_ensure!(!list.is_empty(), "--method names no method");
     list.dedup();
     Ok(list)
 }
@@ -69,7 +70,7 @@ fn input(pool: &Pool, args: &AggregateArgs) -> Result<Relation> {
         Some(spec) => key_dist(spec, args.rows)?,
         None => KeyDist::Uniform { max: args.groups },
     };
-    let mut rel = generated(pool, args.rows, dist, args.common.seed)?;
+    let mut rel = generated(pool, ("--rows", args.rows), dist, args.common.seed)?;
     // Values in -1000..1000, like the comparison workload.
     for chunk in rel.chunks_mut() {
         for t in chunk.tuples.iter_mut() {
@@ -133,11 +134,11 @@ fn measure(
 
 pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     if let Some(path) = &args.input {
-        ensure!(!args.sweep, "--sweep runs on generated data; drop --input");
+        crate::usage_ensure!(!args.sweep, "--sweep runs on generated data; drop --input");
         let pool = build_pool(&args.common, mode)?;
         return tables::aggregate::run(&pool, path, args, json, quiet);
     }
-    ensure!(
+    crate::usage_ensure!(
         args.agg.is_none(),
         "--agg works on files (--input); generated inputs compute count, sum, min, max and avg of their value"
     );
@@ -157,7 +158,11 @@ pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -
     };
     spinner.finish();
     if let Some(path) = &args.common.out {
-        write_table(path, &groups_table(&result.sorted(), IntKind::Unsigned)?)?;
+        write_table(
+            path,
+            &groups_table(&result.sorted(), IntKind::Unsigned)?,
+            args.common.format,
+        )?;
     }
     let seconds = reports
         .iter()
@@ -172,11 +177,7 @@ pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -
         verified,
         sweep,
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{}", render(&report));
-    }
+    output::report(json, &report, || render(&report))?;
     Ok(())
 }
 
@@ -204,7 +205,7 @@ fn sweep(
     while groups <= args.rows.max(1024) && groups <= 16 << 20 {
         let rel = generated(
             pool,
-            args.rows,
+            ("--rows", args.rows),
             KeyDist::Uniform { max: groups },
             args.common.seed,
         )?;

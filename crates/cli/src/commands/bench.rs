@@ -10,17 +10,14 @@ use serde::Serialize;
 
 use crate::args::{BenchCommand, PoolBenchArgs};
 use crate::format::{bytes, table, Spread};
+use crate::output;
 use crate::reduce;
 
 pub fn run(command: &BenchCommand, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     match command {
         BenchCommand::Pool(args) => {
             let report = pool_bench(args, mode, quiet)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                println!("{}", render(&report));
-            }
+            output::report(json, &report, || render(&report))?;
             Ok(())
         }
     }
@@ -48,8 +45,8 @@ pub fn pool_bench(
     mode: PlacementMode,
     quiet: bool,
 ) -> Result<PoolBenchReport> {
-    anyhow::ensure!(args.reps > 0, "--reps must be at least 1");
-    anyhow::ensure!(args.size_mib > 0, "--size-mib must be at least 1");
+    crate::usage_ensure!(args.reps > 0, "--reps must be at least 1");
+    crate::usage_ensure!(args.size_mib > 0, "--size-mib must be at least 1");
     let topology = Arc::new(numakit_topology::discover()?);
     let pool = args
         .pool
@@ -57,7 +54,7 @@ pub fn pool_bench(
         .build()?;
     let progress = |msg: String| {
         if !quiet {
-            eprintln!("numakit: {msg}");
+            output::note(format_args!("numakit: {msg}"));
         }
     };
     progress(format!(
@@ -65,6 +62,10 @@ pub fn pool_bench(
         args.size_mib,
         pool.nodes()
     ));
+    crate::budget::check(
+        &format!("the benchmark's data (--size-mib {})", args.size_mib),
+        crate::budget::times(args.size_mib, 1 << 20),
+    )?;
     let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.pool.huge_pages)?;
     let (pool_gbs, plain_gbs) = alternate_sums(&pool, &data, args, &progress)?;
     progress(format!("dispatching {} empty tasks, 5 times", args.tasks));

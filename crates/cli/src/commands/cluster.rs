@@ -2,18 +2,29 @@
 //! from a hostfile, srun or mpirun), or, with `--local P`, P of them on
 //! this machine (see `cluster_local`). The sink (process 0) prints the
 //! whole join's result and every process's metrics; the others print
-//! their own.
+//! their own. With `--sink files:DIR` every process writes its rows into
+//! the run's staging directory and the sink publishes them as a whole
+//! (see [`result_dir`]).
+//!
+//! This module runs one process; it does not start processes (srun,
+//! mpirun, a hostfile's user or `cluster_local` do).
+
+pub mod result_dir;
+pub mod sys;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{bail, ensure, Result};
 use numakit_cluster::launch;
 use numakit_cluster::partition::generated_share;
 use numakit_cluster::reference::single_machine;
 use numakit_cluster::transport::connect::Endpoints;
-use numakit_cluster::{run_process, JoinSpec, Output, Predicate, SendOrder, Side};
+use numakit_cluster::transport::Transport;
+use numakit_cluster::{
+    run_process_delivering, JoinSpec, Output, Predicate, ProcessRun, ResultRow, SendOrder, Side,
+};
 use numakit_ops::datagen::{generate, GenSpec, KeyDist};
 use numakit_ops::Relation;
 use numakit_placement::PlacementMode;
@@ -21,9 +32,9 @@ use numakit_pool::Pool;
 
 use crate::cluster_args::{ClusterCommand, ClusterJoinArgs};
 use crate::commands::cluster_report::{render_process, render_sink, ProcessOutput, SinkOutput};
-use crate::commands::opcommon::{
-    check_verify_size, pool_with_threads, read_columns, relation_of, signed_column, write_table,
-};
+use crate::commands::opcommon::{check_verify_size, pool_with_threads, read_columns, relation_of};
+use crate::output;
+use result_dir::ResultDir;
 
 /// How long a process waits for the slowest peer to finish its part after
 /// its own (a lost peer is noticed at once; this bounds a stuck one).
@@ -39,14 +50,15 @@ fn join(args: &ClusterJoinArgs, mode: PlacementMode, json: bool, quiet: bool) ->
     if let Some(p) = args.local {
         return crate::commands::cluster_local::run(args, p, mode, json, quiet);
     }
-    let Some(hostfile) = &args.hostfile else {
-        bail!("where are the processes? Pass --local P (P processes on this machine) or --hostfile FILE (see --help)");
+    let addresses = match (&args.addresses, &args.hostfile) {
+        (Some(list), _) => list.split(',').map(|a| a.trim().to_string()).collect(),
+        (None, Some(hostfile)) => launch::read_hostfile(hostfile, args.port)?,
+        (None, None) => crate::usage_bail!("where are the processes? Pass --local P (P processes on this machine) or --hostfile FILE (see --help)"),
     };
-    ensure!(
+    crate::usage_ensure!(
         args.reps == 1,
         "--reps needs --local (one process runs one join)"
     );
-    let addresses = launch::read_hostfile(hostfile, args.port)?;
     let (me, _) = launch::process_index(args.process, addresses.len(), |v| std::env::var(v).ok())?;
     let out = one_process(args, &addresses, me, mode, quiet)?;
     if json {
@@ -54,11 +66,11 @@ fn join(args: &ClusterJoinArgs, mode: PlacementMode, json: bool, quiet: bool) ->
             Some(sink) => serde_json::to_string_pretty(sink)?,
             None => serde_json::to_string_pretty(&out.own)?,
         };
-        println!("{text}");
+        output::text(format_args!("{text}"))?;
     } else {
         match &out.sink {
-            Some(sink) => println!("{}", render_sink(sink)),
-            None => println!("{}", render_process(&out.own, addresses.len())),
+            Some(sink) => output::text(render_sink(sink))?,
+            None => output::text(render_process(&out.own, addresses.len()))?,
         }
     }
     if let Some(sink) = &out.sink {
@@ -69,6 +81,31 @@ fn join(args: &ClusterJoinArgs, mode: PlacementMode, json: bool, quiet: bool) ->
         );
     }
     Ok(())
+}
+
+/// Refuses relations whose share would not fit this process: its share
+/// of both generated relations, and as much again received from peers
+/// (the hash distribution's frames, or a broadcast relation whole).
+pub fn check_memory(args: &ClusterJoinArgs, processes: usize) -> Result<()> {
+    if args.left.is_some() {
+        return Ok(()); // files: read and checked by the loader
+    }
+    let rows = args.rows_r.saturating_add(args.rows_s);
+    let share = crate::budget::times(rows, 16) / processes.max(1) as u64;
+    let broadcast = crate::budget::times(args.rows_r.min(args.rows_s), 16);
+    crate::budget::check(
+        &format!(
+            "{} (--rows-r {} --rows-s {})",
+            if processes > 1 {
+                "a process's share of the relations and what it receives"
+            } else {
+                "the relations and what the processes exchange"
+            },
+            args.rows_r,
+            args.rows_s
+        ),
+        share.saturating_mul(2).saturating_add(broadcast),
+    )
 }
 
 /// What one process ends with.
@@ -85,8 +122,17 @@ pub struct Plan {
     pub right_spec: GenSpec,
 }
 
-/// The join spec and data of `args` (one send order: the first listed).
+/// The join spec and data of `args` (one send order: the first listed);
+/// any error is one of the command line.
 pub fn plan(args: &ClusterJoinArgs) -> Result<Plan> {
+    crate::usage::arguments(plan_of(args))
+}
+
+/// The most hash buckets a join may ask for (each has a table and frames
+/// in every process; more than this only costs memory and messages).
+const MAX_BUCKETS: u32 = 1 << 20;
+
+fn plan_of(args: &ClusterJoinArgs) -> Result<Plan> {
     let predicate = Predicate::parse(&args.predicate).map_err(anyhow::Error::msg)?;
     let order = orders(&args.order)?[0];
     let (output, files_dir) = sink_of(args.sink.as_deref(), predicate)?;
@@ -98,11 +144,18 @@ pub fn plan(args: &ClusterJoinArgs) -> Result<Plan> {
         "auto" => Side::Left,
         other => bail!("unknown --broadcast `{other}` (left, right, auto)"),
     };
-    ensure!(args.buckets > 0, "--buckets must be at least 1");
+    ensure!(
+        args.buckets > 0 && args.buckets <= MAX_BUCKETS,
+        "--buckets must be from 1 to {MAX_BUCKETS}"
+    );
     ensure!(args.block_rows > 0, "--block-rows must be at least 1");
     ensure!(
         args.connect_timeout > 0.0 && args.connect_timeout.is_finite(),
         "--connect-timeout must be a positive number of seconds"
+    );
+    ensure!(
+        args.peer_timeout > 0.0 && args.peer_timeout.is_finite(),
+        "--peer-timeout must be a positive number of seconds"
     );
     let spec = JoinSpec {
         predicate,
@@ -222,10 +275,11 @@ pub fn one_process(
 ) -> Result<Ended> {
     let plan = plan(args)?;
     let processes = addresses.len();
+    check_memory(args, processes)?;
     let pool = pool_with_threads(args.threads, mode)?;
     if !quiet {
         if let Some(warning) = affinity_warning(&pool) {
-            eprintln!("numakit: warning: {warning}");
+            output::note(format_args!("numakit: warning: {warning}"));
         }
     }
     let (left, right) = load_share(&pool, args, &plan, me, processes)?;
@@ -233,38 +287,114 @@ pub fn one_process(
         process: me,
         addresses: addresses.to_vec(),
         timeout: Duration::from_secs_f64(args.connect_timeout),
+        peer_timeout: Duration::from_secs_f64(args.peer_timeout),
         fingerprint: plan.spec.fingerprint() ^ data_fingerprint(args),
     };
     if !quiet {
-        eprintln!(
+        output::note(format_args!(
             "numakit: process {me} of {processes}: connecting to {} peer(s)",
             processes - 1
-        );
+        ));
     }
-    let transport = numakit_cluster::transport::connect(&endpoints)?;
+    let mut transport = numakit_cluster::transport::connect(&endpoints)?;
     if !quiet {
-        eprintln!("numakit: process {me} of {processes}: connected; joining");
+        output::note(format_args!(
+            "numakit: process {me} of {processes}: connected; joining"
+        ));
     }
-    let run = run_process(&pool, transport, &left, &right, &plan.spec, FINISH_TIMEOUT)?;
-    let mut files = Vec::new();
-    if let Some(dir) = &plan.files_dir {
-        files.push(write_part(dir, me, &run.rows)?);
-    }
-    let own = ProcessOutput::of(&run.own, files);
-    let sink = match run.cluster {
-        Some(cluster) => {
-            let mut sink = SinkOutput::new(&plan.spec, processes, &cluster);
-            if let Some(p) = sink.per_process.get_mut(me) {
-                p.files.clone_from(&own.files);
-            }
-            if args.verify {
-                verify(&pool, args, &plan, processes, &mut sink)?;
-            }
-            Some(sink)
+    let files = match result_files(&plan, me, transport.as_ref()) {
+        Ok(files) => files,
+        Err(e) => {
+            transport.give_up(&format!("{e:#}"));
+            return Err(e);
         }
-        None => None,
     };
-    Ok(Ended { own, sink })
+    let shares = (&left, &right);
+    let run = join_and_publish(&pool, args, &plan, transport, shares, files.as_ref(), me)?;
+    let sink = sink_output(&pool, args, &plan, processes, &run, files.as_ref())?;
+    let own_files = files.iter().map(|f| f.published_part(me)).collect();
+    Ok(Ended {
+        own: ProcessOutput::of(&run.own, own_files),
+        sink,
+    })
+}
+
+/// Joins, has every process deliver its part of `--sink files:DIR` into
+/// the staging directory, and at the sink publishes them once all are
+/// complete (a failed run's staging directory is removed by the sink).
+fn join_and_publish(
+    pool: &Pool,
+    args: &ClusterJoinArgs,
+    plan: &Plan,
+    transport: Box<dyn Transport>,
+    (left, right): (&Relation, &Relation),
+    files: Option<&ResultDir>,
+    me: usize,
+) -> Result<ProcessRun> {
+    let fail_part = args.fail_part_write == Some(me);
+    let mut deliver = |rows: &[Vec<ResultRow>]| Some(files?.write_part(me, rows, fail_part));
+    let joined = run_process_delivering(
+        pool,
+        transport,
+        left,
+        right,
+        &plan.spec,
+        FINISH_TIMEOUT,
+        &mut deliver,
+    );
+    let published = joined.map_err(anyhow::Error::from).and_then(|run| {
+        if let (Some(f), Some(cluster)) = (files, &run.cluster) {
+            f.publish(&cluster.parts, &cluster.result)?;
+        }
+        Ok(run)
+    });
+    if let Some(f) = files {
+        if me == 0 && published.is_err() {
+            f.discard();
+        }
+        crate::signals::keep(f.staging());
+    }
+    published
+}
+
+/// This run's result directory (`--sink files:DIR`), staged for removal
+/// should the process be interrupted; the sink first checks that DIR may
+/// be replaced, before any work.
+fn result_files(plan: &Plan, me: usize, transport: &dyn Transport) -> Result<Option<ResultDir>> {
+    let Some(dir) = &plan.files_dir else {
+        return Ok(None);
+    };
+    let files = ResultDir::new(dir, transport.run_id())?;
+    if me == 0 {
+        result_dir::check_replaceable(dir)?;
+    }
+    crate::signals::remove_on_interrupt(files.staging());
+    Ok(Some(files))
+}
+
+/// The sink's report of a finished run (`None` elsewhere), verified when
+/// asked.
+fn sink_output(
+    pool: &Pool,
+    args: &ClusterJoinArgs,
+    plan: &Plan,
+    processes: usize,
+    run: &ProcessRun,
+    files: Option<&ResultDir>,
+) -> Result<Option<SinkOutput>> {
+    let Some(cluster) = &run.cluster else {
+        return Ok(None);
+    };
+    let mut sink = SinkOutput::new(&plan.spec, processes, cluster);
+    if let Some(f) = files {
+        for (i, p) in sink.per_process.iter_mut().enumerate() {
+            p.files = vec![f.published_part(i)];
+        }
+    }
+    if args.verify {
+        verify(pool, args, plan, processes, &mut sink)?;
+    }
+    Ok(Some(sink))
 }
 
 /// mpirun binds each process to one core unless told otherwise; a pool
@@ -313,25 +443,6 @@ fn read_file(pool: &Pool, pattern: &str, me: usize, args: &ClusterJoinArgs) -> R
         }
         None => relation_of(pool, keys, |i| ((me as u64) << 48) | i as u64),
     }
-}
-
-fn write_part(
-    dir: &std::path::Path,
-    me: usize,
-    rows: &[Vec<numakit_cluster::ResultRow>],
-) -> Result<String> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let all = || rows.iter().flatten();
-    let table = numakit_io::Table {
-        columns: vec![
-            signed_column("key", all().map(|r| r.key).collect()),
-            signed_column("left_payload", all().map(|r| r.left).collect()),
-            signed_column("right_payload", all().map(|r| r.right).collect()),
-        ],
-    };
-    let path = dir.join(format!("part-{me}.csv"));
-    write_table(&path, &table)?;
-    Ok(path.display().to_string())
 }
 
 /// The sink checks the merged result against the single-machine join of

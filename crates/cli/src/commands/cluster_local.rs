@@ -3,6 +3,12 @@
 //! or to measure it: several send orders side by side (`--order
 //! ring,all-at-once`, alternating, medians of `--reps`), and the speedup
 //! over one process (`--sweep`).
+//!
+//! The processes leave nothing behind when this one ends, however it
+//! ends: they get their peers' addresses on their command line (no
+//! temporary hostfile), and each dies with the thread that started and
+//! waits for it (`PR_SET_PDEATHSIG`), so killing this process, even with
+//! SIGKILL, kills them. It does not join anything itself.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,10 +23,12 @@ use serde::Serialize;
 
 use crate::chart::{bars, lines, Bar, Series};
 use crate::cluster_args::ClusterJoinArgs;
-use crate::commands::cluster::{orders, plan, threads_per_process};
+use crate::commands::cluster::sys::die_with_parent;
+use crate::commands::cluster::{check_memory, orders, plan, threads_per_process};
 use crate::commands::cluster_report::{render_sink, ProcessOutput, SinkOutput};
 use crate::files::write_whole;
 use crate::format::{median, table};
+use crate::output;
 use crate::progress::Spinner;
 
 /// Longest a local run may take.
@@ -51,11 +59,13 @@ pub fn run(
     json: bool,
     quiet: bool,
 ) -> Result<()> {
-    ensure!(processes >= 1, "--local needs at least 1 process");
-    ensure!(processes <= 64, "--local starts at most 64 processes");
-    ensure!(args.reps >= 1, "--reps must be at least 1");
+    crate::usage_ensure!(processes >= 1, "--local needs at least 1 process");
+    crate::usage_ensure!(processes <= 64, "--local starts at most 64 processes");
+    crate::usage_ensure!(args.reps >= 1, "--reps must be at least 1");
     plan(args)?;
-    let orders = orders(&args.order)?;
+    // The processes share this machine: together they hold everything.
+    check_memory(args, 1)?;
+    let orders = crate::usage::arguments(orders(&args.order))?;
     let counts: Vec<usize> = if args.sweep {
         (1..=processes).collect()
     } else {
@@ -166,19 +176,22 @@ pub fn run_once(
     order: SendOrder,
     mode: PlacementMode,
 ) -> Result<SinkOutput> {
-    let dir = tempfile::tempdir().context("a temporary directory for the hostfile")?;
-    let addresses = free_local_addresses(processes)?;
-    let hostfile = dir.path().join("hosts");
-    write_whole(&hostfile, (addresses.join("\n") + "\n").as_bytes())?;
+    let addresses = free_local_addresses(processes)?.join(",");
     let exe = std::env::current_exe().context("cannot find this program to start its copies")?;
     let threads = match args.threads {
-        Some(t) => t,
+        Some(t) => {
+            let cpus = numakit_topology::discover()?.allowed.cpus.len();
+            crate::commands::opcommon::check_thread_count(t, cpus)?;
+            t
+        }
         None => threads_per_process(processes)?,
     };
     let commands = (0..processes)
         .map(|i| {
             let mut c = Command::new(&exe);
-            c.args(child_args(args, &hostfile, i, order, threads, mode));
+            c.args(child_args(args, &addresses, i, order, threads, mode));
+            // run_local starts and waits for them on this thread.
+            die_with_parent(&mut c);
             c
         })
         .collect();
@@ -233,7 +246,7 @@ fn failure(outcomes: &[ChildOutcome]) -> Option<anyhow::Error> {
 
 fn child_args(
     args: &ClusterJoinArgs,
-    hostfile: &Path,
+    addresses: &str,
     i: usize,
     order: SendOrder,
     threads: usize,
@@ -250,7 +263,7 @@ fn child_args(
         "--json".into(),
         "--quiet".into(),
         format!("--placement={mode}"),
-        format!("--hostfile={}", hostfile.display()),
+        format!("--addresses={addresses}"),
         format!("--process={i}"),
         format!("--rows-r={}", args.rows_r),
         format!("--rows-s={}", args.rows_s),
@@ -265,6 +278,7 @@ fn child_args(
         format!("--buckets={}", args.buckets),
         format!("--block-rows={}", args.block_rows),
         format!("--connect-timeout={}", args.connect_timeout),
+        format!("--peer-timeout={}", args.peer_timeout),
         format!("--task-delay-ms={}", args.task_delay_ms),
     ];
     let optional = [
@@ -272,6 +286,10 @@ fn child_args(
         ("--right", args.right.clone()),
         ("--payload", args.payload.clone()),
         ("--sink", args.sink.clone()),
+        (
+            "--fail-part-write",
+            args.fail_part_write.map(|i| i.to_string()),
+        ),
     ];
     for (name, value) in optional {
         if let Some(value) = value {
@@ -287,14 +305,14 @@ fn child_args(
 fn report(points: &[RunPoint], json: bool) -> Result<()> {
     if json {
         if let [one] = points {
-            println!("{}", serde_json::to_string_pretty(&one.last)?);
+            output::json(&one.last)?;
         } else {
-            println!("{}", serde_json::to_string_pretty(points)?);
+            output::json(points)?;
         }
         return Ok(());
     }
     if let [one] = points {
-        println!("{}", render_sink(&one.last));
+        output::text(render_sink(&one.last))?;
         return Ok(());
     }
     let mut rows = vec![[
@@ -317,9 +335,12 @@ fn report(points: &[RunPoint], json: bool) -> Result<()> {
             q.speedup.map_or("-".into(), |s| format!("{s:.2}x")),
         ]);
     }
-    println!("{}", table(&rows));
+    output::text(table(&rows))?;
     if let Some(last) = points.last() {
-        println!("\nthe last run in detail:\n{}", render_sink(&last.last));
+        output::text(format_args!(
+            "\nthe last run in detail:\n{}",
+            render_sink(&last.last)
+        ))?;
     }
     Ok(())
 }

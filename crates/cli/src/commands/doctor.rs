@@ -8,6 +8,7 @@ use numakit_topology::Topology;
 use serde::Serialize;
 
 use crate::format::table;
+use crate::output;
 
 #[derive(Serialize)]
 struct DoctorOutput<'a> {
@@ -29,9 +30,9 @@ pub fn run(json: bool) -> Result<bool> {
             topology: &topology,
             report: &report,
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        output::json(&out)?;
     } else {
-        println!("{}", render(&report));
+        output::text(render(&report))?;
     }
     Ok(report.ok())
 }

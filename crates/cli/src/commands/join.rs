@@ -2,7 +2,7 @@
 //! algorithm measured side by side, results checked to agree (and against
 //! the sequential reference with `--verify`).
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use numakit_ops::join::{
     join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput, JoinResult, JoinRow,
 };
@@ -18,6 +18,7 @@ use crate::commands::opcommon::{
 use crate::commands::tables;
 use crate::format::table;
 use crate::op_args::JoinArgs;
+use crate::output;
 use crate::progress::Spinner;
 
 /// One algorithm's measurements.
@@ -65,10 +66,10 @@ fn algorithms(
                 list.push(a);
                 reason = Some(why);
             }
-            other => list.push(other.parse().map_err(anyhow::Error::msg)?),
+            other => list.push(other.parse().map_err(crate::usage::invalid)?),
         }
     }
-    ensure!(!list.is_empty(), "--algorithm names no algorithm");
+    crate::usage_ensure!(!list.is_empty(), "--algorithm names no algorithm");
     list.dedup();
     Ok((list, reason))
 }
@@ -85,13 +86,13 @@ fn inputs(pool: &Pool, args: &JoinArgs) -> Result<Inputs> {
         .unwrap_or_else(|| format!("fk:{}", args.left_rows));
     let left = generated(
         pool,
-        args.left_rows,
+        ("--left-rows", args.left_rows),
         key_dist(&args.left_keys, args.left_rows)?,
         args.common.seed,
     )?;
     let right = generated(
         pool,
-        args.right_rows,
+        ("--right-rows", args.right_rows),
         key_dist(&right_keys, args.right_rows)?,
         args.common.seed.wrapping_add(1),
     )?;
@@ -103,7 +104,7 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         let pool = build_pool(&args.common, mode)?;
         return tables::join::run(&pool, (left, right), args, json, quiet);
     }
-    let kind: JoinKind = args.kind.parse().map_err(anyhow::Error::msg)?;
+    let kind: JoinKind = args.kind.parse().map_err(crate::usage::invalid)?;
     let output = output_of(args)?;
     check_verify_size(
         args.common.verify,
@@ -157,13 +158,9 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         algorithms,
     };
     if let Some(path) = &args.common.out {
-        write_result(path, &result)?;
+        write_result(path, &result, args.common.format)?;
     }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{}", render(&report));
-    }
+    output::report(json, &report, || render(&report))?;
     Ok(())
 }
 
@@ -174,7 +171,11 @@ fn output_of(args: &JoinArgs) -> Result<JoinOutput> {
         "count" => JoinOutput::Count,
         "checksum" => JoinOutput::Checksum,
         "materialize" => JoinOutput::Materialize,
-        other => bail!("unknown output `{other}` (count, checksum, materialize)"),
+        other => {
+            return Err(crate::usage_error!(
+                "unknown output `{other}` (count, checksum, materialize)"
+            ))
+        }
     };
     Ok(match args.common.out {
         Some(_) => JoinOutput::Materialize,
@@ -274,7 +275,11 @@ fn verify(data: &Inputs, kind: JoinKind, output: JoinOutput, result: &JoinResult
 
 /// Materialized rows of generated inputs as a table: key, left payload,
 /// right payload (null where a left outer join found no match).
-fn write_result(path: &std::path::Path, result: &JoinResult) -> Result<()> {
+fn write_result(
+    path: &std::path::Path,
+    result: &JoinResult,
+    format: Option<numakit_io::Format>,
+) -> Result<()> {
     use std::sync::Arc;
 
     use arrow_array::{ArrayRef, Int64Array, RecordBatch};
@@ -293,7 +298,10 @@ fn write_result(path: &std::path::Path, result: &JoinResult) -> Result<()> {
         path,
         &batch.schema(),
         &[batch],
-        &numakit_io::WriteOptions::default(),
+        &numakit_io::WriteOptions {
+            format: crate::commands::opcommon::format_for(path, format),
+            ..numakit_io::WriteOptions::default()
+        },
     )
     .with_context(|| format!("writing {}", path.display()))
 }

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{bail, Context, Result};
 use numakit_mapreduce::{Input, InputMode, JobOptions, JobStats, NodeTasks, PhaseSeconds, Runtime};
 use numakit_mapreduce_apps::{histogram, linear_regression, string_match, word_count};
 use numakit_placement::PlacementMode;
@@ -20,6 +20,7 @@ use crate::commands::mr_output;
 use crate::files::write_whole;
 use crate::format::{bytes, median, table, Spread};
 use crate::mr_args::{self, MapReduceApp, MapReduceArgs, MrCommon, TextArgs};
+use crate::output;
 
 /// One application's run at one thread count.
 #[derive(Serialize)]
@@ -87,16 +88,17 @@ fn text_app(
     quiet: bool,
 ) -> Result<()> {
     let c = &a.common;
-    ensure!(c.reps > 0, "--reps must be at least 1");
+    crate::usage_ensure!(c.reps > 0, "--reps must be at least 1");
+    check_input_memory(app, c, a.size_mib)?;
     let size = usize::try_from(a.size_mib << 20).context("--size-mib is too large")?;
     if let Some(path) = &c.generate {
         write_whole(path, &generate(app, size, c.seed.unwrap_or(42)))?;
         if !quiet {
-            eprintln!(
+            output::note(format_args!(
                 "wrote {} of {app} input to {}",
                 bytes(size as u64),
                 path.display()
-            );
+            ));
         }
         return Ok(());
     }
@@ -137,6 +139,24 @@ fn load(pool: &Pool, app: &str, c: &MrCommon, size: usize) -> Result<Input> {
             pool,
             &generate(app, size, c.seed.unwrap_or(42)),
         )?),
+    }
+}
+
+/// Refuses an input that would not fit under the memory limit: the file
+/// given with --input, or --size-mib of generated text (held twice while
+/// it is generated and placed).
+fn check_input_memory(app: &str, c: &MrCommon, size_mib: u64) -> Result<()> {
+    match &c.input {
+        Some(path) => {
+            let size = std::fs::metadata(path)
+                .with_context(|| format!("cannot read {}", path.display()))?
+                .len();
+            crate::budget::check(&format!("the {app} input {}", path.display()), size)
+        }
+        None => crate::budget::check(
+            &format!("the generated {app} input (--size-mib {size_mib})"),
+            crate::budget::times(size_mib, 2 << 20),
+        ),
     }
 }
 
@@ -364,7 +384,7 @@ fn print_reports(reports: &[AppReport], json_out: bool, top: usize) -> Result<()
             [one] => serde_json::to_value(one)?,
             many => json!({"app": many[0].app, "sweep": many}),
         };
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        output::json(&value)?;
         return Ok(());
     }
     let base = reports.first().map_or(f64::NAN, |r| r.seconds.median);
@@ -403,14 +423,14 @@ fn print_reports(reports: &[AppReport], json_out: bool, top: usize) -> Result<()
         ]);
     }
     let last = reports.last().context("no report")?;
-    println!(
+    output::text(format_args!(
         "{} on {} of input ({} repetition(s))",
         last.app,
         bytes(last.input_bytes as u64),
         last.times.len()
-    );
-    println!("{}", table(&rows));
-    println!("{}", summary_line(last, top));
+    ))?;
+    output::text(table(&rows))?;
+    output::text(summary_line(last, top))?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{Context, Result};
 use numakit_mapreduce::Runtime;
 use numakit_mapreduce_apps::kmeans::{self, gen::KmeansParams, KmeansInput, KmeansLimits};
 use numakit_mapreduce_apps::matrix_multiply::{self, MatrixPair};
@@ -17,6 +17,7 @@ use serde_json::json;
 use crate::commands::mapreduce::{build_pool, finish, measure, sweep_threads, timed, Outcome};
 use crate::commands::mr_output;
 use crate::mr_args::{KmeansArgs, MapReduceApp, MatrixArgs, MrCommon, PcaArgs};
+use crate::output;
 
 /// The seed of the numeric apps: the Phoenix++ programs' rand() stream
 /// unless asked otherwise.
@@ -31,12 +32,13 @@ pub fn run(app: &MapReduceApp, mode: PlacementMode, json_out: bool, quiet: bool)
         MapReduceApp::MatrixMultiply(a) => ("matrix-multiply", &a.common),
         _ => anyhow::bail!("not a numeric application"),
     };
-    ensure!(c.reps > 0, "--reps must be at least 1");
+    crate::usage_ensure!(c.reps > 0, "--reps must be at least 1");
+    check_memory(app, c)?;
     let data = load(app, c)?;
     if let Some(path) = &c.generate {
         write(&data, path)?;
         if !quiet {
-            eprintln!("wrote the {name} input to {}", path.display());
+            output::note(format_args!("wrote the {name} input to {}", path.display()));
         }
         return Ok(());
     }
@@ -64,6 +66,36 @@ impl Data {
             Data::Pca(m) => m.values().len(),
             Data::Matrices(p) => 2 * p.side() * p.side(),
         }
+    }
+}
+
+/// Refuses sizes whose data would not fit under the memory limit, before
+/// anything is generated or read: 4-byte values, the inputs and what the
+/// job builds from them (the product matrix, PCA's covariance matrix).
+fn check_memory(app: &MapReduceApp, c: &MrCommon) -> Result<()> {
+    use crate::budget::{check, times};
+    let file = |path: &Path| -> Result<u64> {
+        Ok(std::fs::metadata(path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .len())
+    };
+    match (app, c.input.as_deref()) {
+        (_, Some(path)) => check(&format!("the input {}", path.display()), file(path)?),
+        (MapReduceApp::Kmeans(a), None) => check(
+            &format!("the points (--points {} x --dims {})", a.points, a.dims),
+            times(a.points, 4).saturating_mul(a.dims as u64),
+        ),
+        (MapReduceApp::Pca(a), None) => check(
+            &format!("the matrix (--rows {} x --cols {})", a.rows, a.cols),
+            times(a.rows, 4)
+                .saturating_mul(a.cols as u64)
+                .saturating_add(times(a.cols, 8).saturating_mul(a.cols as u64)),
+        ),
+        (MapReduceApp::MatrixMultiply(a), None) => check(
+            &format!("three {0} x {0} matrices (--size {0})", a.size),
+            times(a.size, 12).saturating_mul(a.size as u64),
+        ),
+        _ => Ok(()),
     }
 }
 

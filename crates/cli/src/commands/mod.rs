@@ -27,11 +27,21 @@ pub mod topo;
 
 use anyhow::Result;
 
-use crate::args::{Cli, Command};
+use std::path::PathBuf;
+
+use crate::args::{BenchCommand, Cli, Command};
+use crate::cluster_args::ClusterCommand;
 
 /// Runs the command; `Ok(false)` means "completed, but report failure"
 /// (the doctor found a failed check).
 pub fn dispatch(cli: &Cli) -> Result<bool> {
+    crate::budget::set(cli.memory_limit);
+    let outputs = output_paths(&cli.command);
+    crate::files::check_writable(
+        outputs
+            .iter()
+            .map(|(option, path)| (*option, path.as_path())),
+    )?;
     match &cli.command {
         Command::Run(args) => run::run(args, cli.placement, cli.json).map(|()| true),
         Command::Topo(args) => topo::run(args, cli.json).map(|()| true),
@@ -56,4 +66,42 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
             bench::run(which, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
     }
+}
+
+/// Every file the command will write, with the option that named it, so
+/// that a path in a missing or read-only folder fails before the work
+/// starts rather than after it. (A matrix input written with `--generate`
+/// may be a folder; the cluster's `--sink files:DIR` checks its own.)
+fn output_paths(command: &Command) -> Vec<(&'static str, PathBuf)> {
+    let mut paths = Vec::new();
+    let mut add = |option, path: &Option<PathBuf>| {
+        if let Some(path) = path {
+            paths.push((option, path.clone()));
+        }
+    };
+    match command {
+        Command::Shuffle(a) => add("--chart", &a.chart),
+        Command::Simulate(a) => add("--chart", &a.chart),
+        Command::Join(a) => add("--out", &a.common.out),
+        Command::Aggregate(a) => add("--out", &a.common.out),
+        Command::Sort(a) => add("--out", &a.common.out),
+        Command::Mapreduce(a) => {
+            let common = a.app.common();
+            add("--output", &common.output);
+            if !matches!(a.app, crate::mr_args::MapReduceApp::MatrixMultiply(_)) {
+                add("--generate", &common.generate);
+            }
+        }
+        Command::Probe(a) if a.experiment.is_none() => {
+            add("--chart", &a.matrix.chart);
+            add("--save", &a.matrix.save);
+        }
+        Command::Cluster(ClusterCommand::Join(a)) => add("--chart", &a.chart),
+        Command::Probe(_)
+        | Command::Run(_)
+        | Command::Topo(_)
+        | Command::Doctor
+        | Command::Bench(BenchCommand::Pool(_)) => {}
+    }
+    paths
 }

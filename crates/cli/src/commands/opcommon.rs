@@ -6,14 +6,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
-use numakit_io::{Column, IntKind, Table};
+use numakit_io::{Column, Format, IntKind, Table};
 use numakit_ops::datagen::{generate, GenSpec, KeyDist};
 use numakit_ops::{PhaseTime, Relation, Tuple};
 use numakit_placement::PlacementMode;
 use numakit_pool::{Pool, PoolBuilder};
 use serde::Serialize;
 
-use crate::format::{bytes, Spread};
+use crate::format::Spread;
 use crate::op_args::OpCommon;
 
 /// Inputs larger than this are not checked against the reference.
@@ -22,7 +22,7 @@ pub const VERIFY_LIMIT_ROWS: usize = 50_000_000;
 /// Refuses `--verify` on inputs too big for the sequential reference,
 /// before any work is done.
 pub fn check_verify_size(verify: bool, rows: u64) -> Result<()> {
-    ensure!(
+    crate::usage_ensure!(
         !verify || rows <= VERIFY_LIMIT_ROWS as u64,
         "--verify is limited to {VERIFY_LIMIT_ROWS} input rows (the reference is sequential); this run has {rows}"
     );
@@ -31,7 +31,7 @@ pub fn check_verify_size(verify: bool, rows: u64) -> Result<()> {
 
 /// A pool for an operator command.
 pub fn build_pool(common: &OpCommon, mode: PlacementMode) -> Result<Pool> {
-    ensure!(common.reps > 0, "--reps must be at least 1");
+    crate::usage_ensure!(common.reps > 0, "--reps must be at least 1");
     pool_with_threads(common.threads, mode)
 }
 
@@ -41,38 +41,45 @@ pub fn pool_with_threads(threads: Option<usize>, mode: PlacementMode) -> Result<
     let cpus = topology.allowed.cpus.len();
     let mut builder = PoolBuilder::new(topology).placement(mode);
     if let Some(t) = threads {
-        ensure!(t > 0, "--threads must be at least 1");
-        ensure!(
-            t <= cpus,
-            "{t} threads but this process may use only {cpus} CPUs"
-        );
+        check_thread_count(t, cpus)?;
         builder = builder.threads(t);
     }
     Ok(builder.build()?)
 }
 
-/// Refuses work that needs more than 90% of the available memory.
-pub fn ensure_memory(need: u64, what: &str) -> Result<()> {
-    if let Some(available) = numakit_topology::sysfs::mem_available() {
-        ensure!(
-            need < available / 10 * 9,
-            "{what} needs about {} but only {} of memory is available",
-            bytes(need),
-            bytes(available)
-        );
-    }
+/// Refuses a `--threads` of 0 or more than the `cpus` this process may use.
+pub fn check_thread_count(threads: usize, cpus: usize) -> Result<()> {
+    crate::usage_ensure!(threads > 0, "--threads must be at least 1");
+    crate::usage_ensure!(
+        threads <= cpus,
+        "{threads} threads but this process may use only {cpus} CPUs"
+    );
     Ok(())
 }
 
-/// Generates a relation, checking first that it fits.
-pub fn generated(pool: &Pool, rows: u64, keys: KeyDist, seed: u64) -> Result<Relation> {
-    ensure_memory(rows.saturating_mul(16), "the generated input")?;
+/// Refuses work that needs more memory than the limit leaves.
+pub fn ensure_memory(need: u64, what: &str) -> Result<()> {
+    crate::budget::check(what, need)
+}
+
+/// Generates a relation of `rows` rows (given by `option`), checking
+/// first that it fits.
+pub fn generated(
+    pool: &Pool,
+    (option, rows): (&str, u64),
+    keys: KeyDist,
+    seed: u64,
+) -> Result<Relation> {
+    ensure_memory(
+        rows.saturating_mul(16),
+        &format!("the generated input ({option} {rows})"),
+    )?;
     Ok(generate(pool, &GenSpec { rows, keys, seed })?)
 }
 
 /// Parses a key distribution for `rows` rows.
 pub fn key_dist(spec: &str, rows: u64) -> Result<KeyDist> {
-    Ok(KeyDist::parse(spec, rows)?)
+    KeyDist::parse(spec, rows).map_err(crate::usage::invalid)
 }
 
 /// Comma-separated column names.
@@ -85,7 +92,7 @@ pub fn column_list(spec: &str) -> Vec<String> {
 
 /// Reads the named columns of a file (format from the extension).
 pub fn read_columns(path: &Path, columns: &[String]) -> Result<Table> {
-    ensure!(
+    crate::usage_ensure!(
         !columns.is_empty(),
         "no column named for {}",
         path.display()
@@ -151,8 +158,15 @@ pub fn relation_of(
 
 /// Writes `table` to `path` (format from the extension), never leaving a
 /// partial file behind.
-pub fn write_table(path: &Path, table: &Table) -> Result<()> {
-    numakit_io::write(path, table, None).with_context(|| format!("writing {}", path.display()))
+pub fn write_table(path: &Path, table: &Table, format: Option<Format>) -> Result<()> {
+    numakit_io::write(path, table, format_for(path, format))
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// The `--format` given, for a `path` whose extension names no format;
+/// `None` (the extension decides) otherwise.
+pub fn format_for(path: &Path, given: Option<Format>) -> Option<Format> {
+    Format::from_path(path).is_err().then_some(given).flatten()
 }
 
 /// A signed 64-bit column.

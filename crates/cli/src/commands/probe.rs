@@ -15,6 +15,7 @@ use numakit_topology::{IdSet, Topology};
 
 use crate::commands::probe_render;
 use crate::files::write_whole;
+use crate::output;
 use crate::probe_args::{KieferArgs, MatrixArgs, ProbeArgs, ProbeCommand, StrategyArgs};
 use crate::progress::Spinner;
 
@@ -54,6 +55,7 @@ pub fn matrix_options(args: &MatrixArgs, topology: &Topology) -> Result<MatrixOp
     } else {
         MatrixOptions::quick()
     };
+    o.memory_limit = crate::budget::limit();
     o.huge_pages = !args.no_huge_pages;
     o.cross_traffic = !args.no_cross_traffic;
     o.fixed_threads = args.no_sweep;
@@ -68,29 +70,29 @@ pub fn matrix_options(args: &MatrixArgs, topology: &Topology) -> Result<MatrixOp
     o.cpu_nodes = args.cpu_nodes.as_ref().or(args.nodes.as_ref()).map(ids);
     o.memory_nodes = args.memory_nodes.as_ref().or(args.nodes.as_ref()).map(ids);
     if let Some(t) = args.threads {
-        ensure!(t > 0, "--threads must be at least 1");
+        crate::usage_ensure!(t > 0, "--threads must be at least 1");
         o.max_threads = Some(t);
     }
     if let Some(mib) = args.latency_mib {
-        ensure!(mib > 0, "--latency-mib must be at least 1");
+        crate::usage_ensure!(mib > 0, "--latency-mib must be at least 1");
         o.latency_bytes = mib.saturating_mul(MIB);
     }
     if let Some(mib) = args.bandwidth_mib {
-        ensure!(mib > 0, "--bandwidth-mib must be at least 1");
+        crate::usage_ensure!(mib > 0, "--bandwidth-mib must be at least 1");
         o.bandwidth_bytes = mib.saturating_mul(MIB);
         o.pass_bytes = o.pass_bytes.max(o.bandwidth_bytes);
     }
     if let Some(mib) = args.pass_mib {
-        ensure!(mib > 0, "--pass-mib must be at least 1");
+        crate::usage_ensure!(mib > 0, "--pass-mib must be at least 1");
         o.pass_bytes = mib.saturating_mul(MIB);
     }
     if let Some(loads) = args.loads {
-        ensure!(loads > 0, "--loads must be at least 1");
+        crate::usage_ensure!(loads > 0, "--loads must be at least 1");
         o.chase.loads = loads;
         o.chase.warm = o.chase.warm.min(loads);
     }
     if let Some(reps) = args.reps {
-        ensure!(reps > 0, "--reps must be at least 1");
+        crate::usage_ensure!(reps > 0, "--reps must be at least 1");
         o.reps = reps;
         o.chase.reps = reps;
     }
@@ -116,17 +118,15 @@ fn matrices(placer: &Placer, args: &MatrixArgs, json: bool, spinner: &Spinner) -
             "chart": args.chart,
             "saved": args.save,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        output::json(&value)?;
     } else {
-        print!("{}", probe_render::matrix_text(&report, args.full));
+        output::raw(&probe_render::matrix_text(&report, args.full))?;
         if let Some(path) = &args.chart {
-            println!("heat maps: {}", path.display());
+            output::text(format_args!("heat maps: {}", path.display()))?;
         }
         if let Some(path) = &args.save {
-            println!(
-                "saved the measured machine to {0} (numakit simulate --machine {0}; numakit shuffle --plan --machine {0})",
-                path.display()
-            );
+            output::text(format_args!("saved the measured machine to {0} (numakit simulate --machine {0}; numakit shuffle --plan --machine {0})",
+                path.display()))?;
         }
     }
     Ok(())
@@ -154,6 +154,7 @@ fn experiments(
     spinner: &Spinner,
 ) -> Result<()> {
     let options = KieferOptions {
+        memory_limit: crate::budget::limit(),
         accesses: args.accesses,
         small_bytes: args.small_mib.saturating_mul(MIB),
         large_bytes: args.large_mib.saturating_mul(MIB),
@@ -163,7 +164,7 @@ fn experiments(
         group_threads: args.group_threads,
         ..KieferOptions::default()
     };
-    ensure!(
+    crate::usage_ensure!(
         args.small_mib > 0 && args.large_mib > 0,
         "array sizes must be at least 1 MiB"
     );
@@ -171,9 +172,9 @@ fn experiments(
     spinner.finish();
     if json {
         let value = serde_json::json!({ "report": report, "placement_verified": report.placement_verified() });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        output::json(&value)?;
     } else {
-        print!("{}", probe_render::kiefer_text(&report));
+        output::raw(&probe_render::kiefer_text(&report))?;
     }
     Ok(())
 }
@@ -183,9 +184,9 @@ fn list<T: std::str::FromStr<Err = String>>(text: &str, what: &str) -> Result<Ve
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<T>().map_err(anyhow::Error::msg))
+        .map(|s| s.parse::<T>().map_err(crate::usage::invalid))
         .collect::<Result<Vec<T>>>()?;
-    ensure!(!items.is_empty(), "--{what} names nothing");
+    crate::usage_ensure!(!items.is_empty(), "--{what} names nothing");
     Ok(items)
 }
 
@@ -200,10 +201,11 @@ fn compare_strategies(
     if !strategies.contains(&Strategy::Default) {
         strategies.insert(0, Strategy::Default);
     }
-    ensure!(args.rows > 0, "--rows must be at least 1");
-    ensure!(args.groups > 0, "--groups must be at least 1");
-    ensure!(args.build_rows > 0, "--build-rows must be at least 1");
+    crate::usage_ensure!(args.rows > 0, "--rows must be at least 1");
+    crate::usage_ensure!(args.groups > 0, "--groups must be at least 1");
+    crate::usage_ensure!(args.build_rows > 0, "--build-rows must be at least 1");
     let options = StrategyOptions {
+        memory_limit: crate::budget::limit(),
         instances: args.instances,
         sizes: Sizes {
             rows: args.rows,
@@ -224,9 +226,9 @@ fn compare_strategies(
         report.outcomes
     );
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        output::json(&report)?;
     } else {
-        print!("{}", probe_render::strategies_text(&report));
+        output::raw(&probe_render::strategies_text(&report))?;
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ use crate::commands::shuffle::{quick_report, ShuffleReport};
 use crate::commands::{doctor, topo};
 use crate::commands::{run_cluster, run_mapreduce, run_probe};
 use crate::format::{bytes, table};
+use crate::output;
 use crate::reduce;
 
 #[derive(Serialize)]
@@ -154,11 +155,7 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         cluster,
         cluster_skipped,
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
-        println!("{}", render(&out, &report));
-    }
+    output::report(json, &out, || render(&out, &report))?;
     failures(&out)
 }
 
@@ -206,7 +203,11 @@ fn reduction(
     args: &RunArgs,
     mode: PlacementMode,
 ) -> Result<(Reduction, Pool)> {
-    anyhow::ensure!(args.size_mib > 0, "--size-mib must be at least 1");
+    crate::usage_ensure!(args.size_mib > 0, "--size-mib must be at least 1");
+    crate::budget::check(
+        &format!("the main job's data (--size-mib {})", args.size_mib),
+        crate::budget::times(args.size_mib, 1 << 20),
+    )?;
     let pool = args
         .pool
         .apply(PoolBuilder::new(topology).placement(mode))

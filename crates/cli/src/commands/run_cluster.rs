@@ -36,6 +36,7 @@ pub fn args(rows: u64) -> ClusterJoinArgs {
     ClusterJoinArgs {
         local: Some(PROCESSES),
         hostfile: None,
+        addresses: None,
         process: None,
         port: 7400,
         rows_r: rows,
@@ -59,6 +60,8 @@ pub fn args(rows: u64) -> ClusterJoinArgs {
         reps: 1,
         chart: None,
         connect_timeout: 20.0,
+        peer_timeout: 10.0,
+        fail_part_write: None,
         task_delay_ms: 0,
     }
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use numakit_placement::PlacementMode;
 use numakit_pool::{Pool, PoolBuilder};
 use numakit_shuffle::{
@@ -17,6 +17,7 @@ use crate::args::ShuffleArgs;
 use crate::chart::{self, Bar, Series};
 use crate::commands::figures::{schedule_bar, sweep_path};
 use crate::format::{bytes, table, Spread};
+use crate::output;
 
 /// One schedule's measurements.
 #[derive(Serialize)]
@@ -79,20 +80,20 @@ impl Plan {
 fn parse_list<T: std::str::FromStr<Err = String>>(text: &str) -> Result<Vec<T>> {
     let items = text
         .split(',')
-        .map(|s| s.trim().parse::<T>().map_err(anyhow::Error::msg))
+        .map(|s| s.trim().parse::<T>().map_err(crate::usage::invalid))
         .collect::<Result<Vec<T>>>()?;
-    ensure!(!items.is_empty(), "empty list `{text}`");
+    crate::usage_ensure!(!items.is_empty(), "empty list `{text}`");
     Ok(items)
 }
 
 fn parse(args: &ShuffleArgs) -> Result<Plan> {
-    ensure!(args.reps > 0, "--reps must be at least 1");
-    ensure!(args.size_mib > 0, "--size-mib must be at least 1");
+    crate::usage_ensure!(args.reps > 0, "--reps must be at least 1");
+    crate::usage_ensure!(args.size_mib > 0, "--size-mib must be at least 1");
     Ok(Plan {
         strategies: parse_list(&args.schedules)?,
         syncs: parse_list(&args.sync)?,
-        form: args.form.parse().map_err(anyhow::Error::msg)?,
-        skew: args.skew.parse()?,
+        form: args.form.parse().map_err(crate::usage::invalid)?,
+        skew: args.skew.parse().map_err(crate::usage::invalid)?,
     })
 }
 
@@ -104,10 +105,18 @@ pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> 
     let topology = Arc::new(numakit_topology::discover()?);
     let threads = args.threads.unwrap_or(topology.allowed.cpus.len());
     check_threads(&topology, threads, args.oversubscribe)?;
-    check_memory(&topology, args.size_mib << 20, plan.form)?;
+    check_memory(
+        &topology,
+        crate::budget::times(args.size_mib, 1 << 20),
+        plan.form,
+    )?;
+    crate::budget::check(
+        &format!("the consumers' state (--state-kib {})", args.state_kib),
+        crate::budget::times(args.state_kib, 1 << 10).saturating_mul(threads as u64),
+    )?;
     let progress = |msg: String| {
         if !quiet {
-            eprintln!("numakit: {msg}");
+            output::note(format_args!("numakit: {msg}"));
         }
     };
     let pool = build_pool(&topology, mode, threads)?;
@@ -118,25 +127,27 @@ pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> 
     if let Some(path) = &args.chart {
         write_charts(path, &report)?;
     }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{}", render(&report));
-    }
+    output::report(json, &report, || render(&report))?;
     Ok(())
 }
 
 fn check_threads(topology: &Topology, threads: usize, oversubscribe: bool) -> Result<()> {
-    ensure!(threads > 0, "--threads must be at least 1");
+    crate::usage_ensure!(threads > 0, "--threads must be at least 1");
     let cpus = topology.allowed.cpus.len();
+    let max = cpus.saturating_mul(numakit_pool::MAX_THREADS_PER_CPU);
+    crate::usage_ensure!(
+        threads <= max,
+        "--threads {threads} is more than {max}, even oversubscribed ({} per CPU)",
+        numakit_pool::MAX_THREADS_PER_CPU
+    );
     if threads > cpus && !oversubscribe {
-        bail!("{threads} threads but this process may use only {cpus} CPUs (add --oversubscribe to run anyway)");
+        return Err(crate::usage_error!("{threads} threads but this process may use only {cpus} CPUs (add --oversubscribe to run anyway)"));
     }
     Ok(())
 }
 
 /// Refuses sizes that would not fit, before anything is allocated: in all
-/// (MemAvailable, cgroup limit) and per node (each node holds its share,
+/// (the memory limit) and per node (each node holds its share,
 /// bound there, so a full node would mean the OOM killer, not a spill).
 fn check_memory(topology: &Topology, data_bytes: u64, form: Form) -> Result<()> {
     let need = if form == Form::Push {
@@ -144,14 +155,7 @@ fn check_memory(topology: &Topology, data_bytes: u64, form: Form) -> Result<()> 
     } else {
         data_bytes
     };
-    if let Some(available) = numakit_topology::sysfs::mem_available() {
-        ensure!(
-            need < available / 10 * 9,
-            "the shuffle needs {} but only {} of memory is available",
-            bytes(need),
-            bytes(available)
-        );
-    }
+    crate::budget::check("the shuffle's data (--size-mib)", need)?;
     if !topology.node_memory_is_reliable() {
         return Ok(());
     }

@@ -2,7 +2,7 @@
 //! simulator's predictions and recommendation, for a described machine or
 //! this one.
 
-use anyhow::{ensure, Result};
+use anyhow::Result;
 use numakit_sim::aggregation::{self, AggOptions, AggReport};
 use numakit_sim::{plan as sim_plan, predict_machine, render_report, Calibration, MachineReport};
 use numakit_topology::{presets, Topology};
@@ -11,6 +11,7 @@ use crate::args::SimulateArgs;
 use crate::chart::{self, Bar, Series};
 use crate::commands::figures::{schedule_bar, sweep_path};
 use crate::format::Spread;
+use crate::output;
 use anyhow::Context;
 
 fn machine(spec: Option<&str>) -> Result<Topology> {
@@ -24,8 +25,8 @@ fn machine(spec: Option<&str>) -> Result<Topology> {
 fn per_socket(topo: &Topology, threads: Option<usize>) -> Result<Option<usize>> {
     let sockets = topo.compute_nodes().len().max(1);
     let total = threads.unwrap_or(topo.allowed.cpus.len());
-    ensure!(total > 0, "--threads must be at least 1");
-    ensure!(
+    crate::usage_ensure!(total > 0, "--threads must be at least 1");
+    crate::usage_ensure!(
         total % sockets == 0,
         "{total} threads do not spread evenly over {sockets} sockets"
     );
@@ -65,10 +66,10 @@ pub fn run(args: &SimulateArgs, json: bool) -> Result<()> {
         } else {
             serde_json::to_string_pretty(&reports[0])?
         };
-        println!("{value}");
+        output::text(format_args!("{value}"))?;
     } else {
         let texts: Vec<String> = reports.iter().map(render_report).collect();
-        println!("{}", texts.join("\n\n"));
+        output::text(texts.join("\n\n"))?;
     }
     Ok(())
 }
@@ -94,13 +95,13 @@ fn run_aggregation(topos: &[Topology], args: &SimulateArgs, json: bool) -> Resul
         } else {
             serde_json::to_string_pretty(&reports[0])?
         };
-        println!("{value}");
+        output::text(format_args!("{value}"))?;
     } else {
         let texts: Vec<String> = reports
             .iter()
             .map(aggregation::render_aggregation)
             .collect();
-        println!("{}", texts.join("\n\n"));
+        output::text(texts.join("\n\n"))?;
     }
     Ok(())
 }
@@ -112,9 +113,11 @@ pub fn plan(spec: Option<&str>, threads: Option<usize>, json: bool) -> Result<()
         let why = "one node: every schedule reads local memory, so they are equivalent; ring (tight) is the default (`numakit shuffle` measures them here)";
         if json {
             let value = serde_json::json!({ "strategy": "ring", "sync": "tight", "why": why });
-            println!("{}", serde_json::to_string_pretty(&value)?);
+            output::json(&value)?;
         } else {
-            println!("recommended shuffle on this machine: ring (tight)\n{why}");
+            output::text(format_args!(
+                "recommended shuffle on this machine: ring (tight)\n{why}"
+            ))?;
         }
         return Ok(());
     }
@@ -123,14 +126,12 @@ pub fn plan(spec: Option<&str>, threads: Option<usize>, json: bool) -> Result<()
         per_socket(&topo, threads)?,
         &Calibration::for_machine(&topo),
     )?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&plan)?);
-    } else {
-        println!(
+    output::report(json, &plan, || {
+        format!(
             "recommended shuffle on {}: {} ({}), {:.1} GB/s predicted\n{}",
             plan.machine, plan.strategy, plan.sync, plan.predicted_gbs, plan.why
-        );
-    }
+        )
+    })?;
     Ok(())
 }
 

@@ -23,6 +23,7 @@ use crate::commands::opcommon::{
 use crate::commands::tables;
 use crate::format::table;
 use crate::op_args::SortArgs;
+use crate::output;
 use crate::progress::Spinner;
 
 /// Everything `numakit sort` reports.
@@ -69,7 +70,7 @@ fn generated_input(pool: &Pool, args: &SortArgs) -> Result<Input> {
             splitmix64(seed ^ i as u64)
         })?)
     } else {
-        let rel = generated(pool, args.rows, dist, args.common.seed)?;
+        let rel = generated(pool, ("--rows", args.rows), dist, args.common.seed)?;
         if args.keys_only {
             let keys: Vec<u64> = rel.to_vec().iter().map(|t| t.key).collect();
             Data::Keys(KeyColumn::from_keys(pool, &keys)?)
@@ -215,7 +216,7 @@ pub fn run(args: &SortArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
     let sorted = sorted.context("--reps must be at least 1")?;
     let verified = args.common.verify && verify(&input.data, &sorted)?;
     if let Some(path) = &args.common.out {
-        write_table(path, &sorted_table(&sorted, &input))?;
+        write_table(path, &sorted_table(&sorted, &input), args.common.format)?;
     }
     let row_bytes = if matches!(input.data, Data::Keys(_)) {
         8
@@ -232,11 +233,7 @@ pub fn run(args: &SortArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         phases: median_phases(&phases),
         verified,
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{}", render(&report));
-    }
+    output::report(json, &report, || render(&report))?;
     Ok(())
 }
 

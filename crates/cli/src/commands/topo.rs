@@ -5,6 +5,7 @@ use numakit_topology::{presets, CacheKind, Origin, Topology};
 
 use crate::args::TopoArgs;
 use crate::format::{bytes, opt, table};
+use crate::output;
 
 pub fn run(args: &TopoArgs, json: bool) -> Result<()> {
     if args.list_presets {
@@ -14,11 +15,7 @@ pub fn run(args: &TopoArgs, json: bool) -> Result<()> {
         Some(spec) => numakit_topology::load(spec)?,
         None => numakit_topology::discover()?,
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&topo)?);
-    } else {
-        println!("{}", render(&topo));
-    }
+    output::report(json, &topo, || render(&topo))?;
     Ok(())
 }
 
@@ -28,7 +25,7 @@ fn list_presets(json: bool) -> Result<()> {
         .map(presets::description)
         .collect::<Result<Vec<_>, _>>()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&descriptions)?);
+        output::json(&descriptions)?;
         return Ok(());
     }
     let mut rows = vec![vec![
@@ -43,7 +40,7 @@ fn list_presets(json: bool) -> Result<()> {
             d.description.clone(),
         ]);
     }
-    println!("{}", table(&rows));
+    output::text(table(&rows))?;
     Ok(())
 }
 

@@ -21,7 +21,8 @@ runs the same question as SQL in DuckDB, and compares the answers:
   ascending and descending with nulls first and last;
 - `--json --verify`: the report's fields and row count;
 - where numakit refuses on purpose (a string key against an integer key,
-  SUM overflowing Int64, ...), one `numakit: error:` line and exit code 2;
+  SUM overflowing Int64, ...), one `numakit: error:` line and exit code 1
+  (the work failed; 2 is for a wrong command line);
 - TPC-H from tpchgen-cli: Q1's grouping, orders joined with lineitem,
   customers semi/anti joined with orders, a group-by on o_comment and a sort
   of lineitem by l_shipdate, l_orderkey.
@@ -503,15 +504,17 @@ class Suite:
         got = pq.read_table(out)
         self.report(name, compare(got, want), command, f"{seconds:.1f} s", query)
 
-    def refusal(self, name, args):
-        """numakit must refuse with one `numakit: error:` line and exit 2."""
+    def refusal(self, name, args, code=1):
+        """numakit must refuse with one `numakit: error:` line and exit
+        `code`: 1 where the data cannot be used as asked, 2 where the
+        command line itself is wrong."""
         if not self.wanted(name):
             return
         done, seconds, command = self.run(args + ["--quiet"])
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         problem = None
-        if done.returncode != 2:
-            problem = f"exit {done.returncode}, want 2 (stderr: {done.stderr.strip()[:200]!r})"
+        if done.returncode != code:
+            problem = f"exit {done.returncode}, want {code} (stderr: {done.stderr.strip()[:200]!r})"
         elif len(lines) != 1 or not lines[0].startswith("numakit: error:"):
             problem = f"stderr is not one `numakit: error:` line: {done.stderr.strip()[:300]!r}"
         self.report(name, problem, command, f"{seconds:.1f} s")
@@ -824,9 +827,11 @@ def refusal_cases(suite, data):
                agg_compare(data.schemas["types_l"], ["b"], [("avg", "d38")]))
     suite.refusal("refuse/sum-string", ["aggregate", "--input", tl, "--key", "i8", "--agg", "sum:s"])
     suite.refusal("refuse/avg-binary", ["aggregate", "--input", tl, "--key", "i8", "--agg", "avg:bin"])
-    suite.refusal("refuse/unknown-function", ["aggregate", "--input", tl, "--key", "i8", "--agg", "median:i32"])
+    suite.refusal("refuse/unknown-function", ["aggregate", "--input", tl, "--key", "i8", "--agg", "median:i32"],
+                  code=2)
     suite.refusal("refuse/sort-unknown-column", ["sort", "--input", tl, "--key", "nope"])
-    suite.refusal("refuse/sort-bad-direction", ["sort", "--input", tl, "--key", "s:sideways"])
+    suite.refusal("refuse/sort-bad-direction", ["sort", "--input", tl, "--key", "s:sideways"],
+                  code=2)
 
 
 # ---------------------------------------------------------------- TPC-H

@@ -152,6 +152,7 @@ pub fn join(
             process: me,
             result,
             metrics,
+            part: None,
         },
         rows,
         early_reports: driven.reports,

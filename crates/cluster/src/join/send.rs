@@ -180,6 +180,9 @@ mod tests {
         fn address(&self, peer: usize) -> String {
             format!("peer{peer}")
         }
+        fn run_id(&self) -> u64 {
+            1
+        }
         fn send(&mut self, to: usize, message: Message) -> Result<()> {
             self.sent.push((to, message));
             Ok(())

@@ -1,39 +1,48 @@
 //! Connecting the processes of a join to each other, with a deadline.
 //!
 //! Every process listens on its own address; process i connects to every
-//! process below it and accepts a connection from every process above it,
-//! so each pair shares exactly one TCP connection. The connecting side
-//! introduces itself (the number of processes, its index and a
-//! fingerprint of the join's options) and the accepting side confirms or
-//! refuses, so a process started with other options, or twice with the
-//! same index, is caught here with an error that names it, not later as
-//! a wrong result. A peer that does not show up within the timeout is an
-//! error naming the peer: nothing waits forever. Every connection then
-//! watches its peer's liveness (TCP keepalive probes while idle, and a
-//! limit on how long sent data may stay unacknowledged), so a peer whose
-//! machine stops answering, without closing anything, is noticed within
-//! about [`LIVENESS`].
+//! process below it and accepts connections from every process above it.
+//! Each pair shares two TCP connections: the data connection, which the
+//! backend gets, and the control connection, which carries heartbeats
+//! and last words ([`crate::transport::heartbeat`]). The connecting side
+//! introduces itself on each ([`crate::transport::greeting`]: the number
+//! of processes, its index, a fingerprint of the join's options, the
+//! channel) and the accepting side confirms or refuses, so a process
+//! started with other options, or twice with the same index, is caught
+//! here with an error that names it, not later as a wrong result.
+//!
+//! Every address is resolved first: a host name that does not resolve is
+//! an error at once, naming the peer, not a connect timeout. A peer that
+//! does not show up within the timeout is an error naming the peer:
+//! nothing waits forever. Data connections also watch their peer's
+//! machine (TCP keepalive probes while idle, and a limit on how long sent
+//! data may stay unacknowledged, about [`LIVENESS`]); a peer whose process
+//! stops answering while its kernel still does is the heartbeats' to find.
 //!
 //! This module only makes connected sockets; it knows no message format
-//! beyond its own greeting.
+//! beyond the greeting.
 
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use crate::error::{ClusterError, Result};
+use crate::transport::greeting::{Answer, Channel, Hello, Verdict};
 
-/// About how long a peer may stop answering before it counts as lost.
+/// About how long a peer's machine may stop acknowledging data before
+/// its data connection breaks.
 pub const LIVENESS: Duration = Duration::from_secs(15);
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
 const KEEPALIVE_PROBES: u32 = 5;
 
-const HELLO: u64 = 0x6e75_6d61_6b69_7431; // "numakit1"
-const ACCEPTED: u64 = 1;
-const WRONG_SIZE: u64 = 2;
-const WRONG_OPTIONS: u64 = 3;
-const DUPLICATE: u64 = 4;
+/// How long a peer may stay silent by default (`Endpoints::peer_timeout`).
+pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often a process wants heartbeats from a peer it gives up on after
+/// `peer_timeout` of silence: five a timeout, at most every 2 s.
+pub fn beat_interval(peer_timeout: Duration) -> Duration {
+    (peer_timeout / 5).clamp(Duration::from_millis(10), Duration::from_secs(2))
+}
 
 /// Who this process is and whom it expects.
 #[derive(Clone, Debug)]
@@ -44,12 +53,42 @@ pub struct Endpoints {
     pub addresses: Vec<String>,
     /// How long to wait for all peers.
     pub timeout: Duration,
+    /// How long a connected peer may send nothing (not even a heartbeat)
+    /// before it counts as lost.
+    pub peer_timeout: Duration,
     /// Equal on every process of the same join (a hash of its options).
     pub fingerprint: u64,
 }
 
-/// One connected socket per peer (`None` at this process's own index).
-pub fn establish(e: &Endpoints) -> Result<Vec<Option<TcpStream>>> {
+/// The two connections to one peer.
+#[derive(Debug)]
+pub struct PeerSockets {
+    pub data: TcpStream,
+    pub control: TcpStream,
+    /// How often to beat on `control`: the more frequent of what the two
+    /// sides asked for.
+    pub beat_every: Duration,
+}
+
+/// Every peer's connections (`None` at this process's own index) and the
+/// join's run id (process 0's).
+#[derive(Debug)]
+pub struct Established {
+    pub peers: Vec<Option<PeerSockets>>,
+    pub run_id: u64,
+}
+
+/// What the accepting thread and the connecting loop share.
+struct Context<'a> {
+    e: &'a Endpoints,
+    resolved: Vec<SocketAddr>,
+    deadline: Instant,
+    run_id: u64,
+    beat: Duration,
+}
+
+/// Connects to every peer.
+pub fn establish(e: &Endpoints) -> Result<Established> {
     let me = e.process;
     if me >= e.addresses.len() {
         return Err(ClusterError::InvalidArgument(format!(
@@ -57,58 +96,63 @@ pub fn establish(e: &Endpoints) -> Result<Vec<Option<TcpStream>>> {
             e.addresses.len()
         )));
     }
-    let deadline = Instant::now() + e.timeout;
-    let listen_at = resolve(&e.addresses[me]).map_err(|source| ClusterError::Listen {
+    let resolved = resolve_all(e)?;
+    let listener = TcpListener::bind(resolved[me]).map_err(|source| ClusterError::Listen {
         process: me,
         address: e.addresses[me].clone(),
         source,
     })?;
-    let listener = TcpListener::bind(listen_at).map_err(|source| ClusterError::Listen {
-        process: me,
-        address: e.addresses[me].clone(),
-        source,
-    })?;
-    let accepting = {
-        let e = e.clone();
-        std::thread::Builder::new()
-            .name("numakit:accept".into())
-            .spawn(move || accept_all(&listener, &e, deadline))?
+    let cx = Context {
+        e,
+        resolved,
+        deadline: Instant::now() + e.timeout,
+        run_id: super::new_run_id(),
+        beat: beat_interval(e.peer_timeout),
     };
-    let mut sockets: Vec<Option<TcpStream>> = Vec::with_capacity(e.addresses.len());
-    let mut failure = None;
-    for peer in 0..me {
-        match connect_to(peer, e, deadline) {
-            Ok(s) => sockets.push(Some(s)),
-            Err(err) => {
-                failure = Some(err);
-                break;
-            }
-        }
-    }
-    let accepted = accepting
-        .join()
-        .map_err(|_| ClusterError::Transport("the accepting thread panicked".into()))?;
-    if let Some(err) = failure {
-        return Err(err);
-    }
-    sockets.push(None);
-    sockets.extend(accepted?.into_iter().map(Some));
-    Ok(sockets)
+    let (below, above) = std::thread::scope(|s| {
+        let accepting = std::thread::Builder::new()
+            .name("numakit:accept".into())
+            .spawn_scoped(s, || accept_all(&listener, &cx))?;
+        let below = connect_below(&cx);
+        let above = accepting
+            .join()
+            .map_err(|_| ClusterError::Transport("the accepting thread panicked".into()))?;
+        Ok::<_, ClusterError>((below, above))
+    })?;
+    let (mut peers, run_id) = below?;
+    peers.push(None);
+    peers.extend(above?.into_iter().map(Some));
+    Ok(Established {
+        peers,
+        run_id: if me == 0 { cx.run_id } else { run_id },
+    })
 }
 
-/// Makes the kernel give up on the connection when the peer stops
-/// answering: after [`KEEPALIVE_IDLE`] without traffic it probes every
-/// [`KEEPALIVE_INTERVAL`] (idle connections), and data unacknowledged for
-/// [`LIVENESS`] breaks the connection (busy ones). Either way the next
-/// read or write fails, and the transport reports the peer lost.
-fn watch_liveness(s: &TcpStream) -> std::io::Result<()> {
-    let socket = socket2::SockRef::from(s);
-    let keepalive = socket2::TcpKeepalive::new()
-        .with_time(KEEPALIVE_IDLE)
-        .with_interval(KEEPALIVE_INTERVAL)
-        .with_retries(KEEPALIVE_PROBES);
-    socket.set_tcp_keepalive(&keepalive)?;
-    socket.set_tcp_user_timeout(Some(LIVENESS))
+/// Every address, resolved once; a peer's that does not resolve is an
+/// error naming it (at once: retrying a name lookup only delays the error).
+fn resolve_all(e: &Endpoints) -> Result<Vec<SocketAddr>> {
+    let me = e.process;
+    e.addresses
+        .iter()
+        .enumerate()
+        .map(|(peer, address)| {
+            resolve(address).map_err(|source| {
+                if peer == me {
+                    ClusterError::Listen {
+                        process: me,
+                        address: address.clone(),
+                        source,
+                    }
+                } else {
+                    ClusterError::Unresolvable {
+                        peer,
+                        address: address.clone(),
+                        why: source.to_string(),
+                    }
+                }
+            })
+        })
+        .collect()
 }
 
 fn resolve(address: &str) -> std::io::Result<SocketAddr> {
@@ -120,171 +164,207 @@ fn resolve(address: &str) -> std::io::Result<SocketAddr> {
     })
 }
 
-fn words(values: &[u64]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_be_bytes()).collect()
-}
-
-fn read_words<const N: usize>(s: &mut TcpStream) -> std::io::Result<[u64; N]> {
-    let mut buf = vec![0u8; 8 * N];
-    s.read_exact(&mut buf)?;
-    let mut out = [0u64; N];
-    for (o, c) in out.iter_mut().zip(buf.chunks_exact(8)) {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(c);
-        *o = u64::from_be_bytes(b);
+/// Connects both channels to every process below this one; returns the
+/// sockets and process 0's run id.
+fn connect_below(cx: &Context<'_>) -> Result<(Vec<Option<PeerSockets>>, u64)> {
+    let mut peers = Vec::new();
+    let mut run_id = 0;
+    for peer in 0..cx.e.process {
+        let (data, answer) = connect_to(peer, Channel::Data, cx)?;
+        let (control, control_answer) = connect_to(peer, Channel::Control, cx)?;
+        if peer == 0 {
+            run_id = answer.run_id;
+        }
+        peers.push(Some(PeerSockets {
+            data,
+            control,
+            beat_every: cx.beat.min(control_answer.beat),
+        }));
     }
-    Ok(out)
+    Ok((peers, run_id))
 }
 
-/// Connects to `peer` (below this process), retrying until the deadline
-/// while the peer is not listening yet.
-fn connect_to(peer: usize, e: &Endpoints, deadline: Instant) -> Result<TcpStream> {
+/// Makes the kernel give up on a data connection when the peer's machine
+/// stops answering: after [`KEEPALIVE_IDLE`] without traffic it probes
+/// every [`KEEPALIVE_INTERVAL`] (idle connections), and data
+/// unacknowledged for [`LIVENESS`] breaks the connection (busy ones).
+fn watch_machine(s: &TcpStream) -> std::io::Result<()> {
+    let socket = socket2::SockRef::from(s);
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time(KEEPALIVE_IDLE)
+        .with_interval(KEEPALIVE_INTERVAL)
+        .with_retries(KEEPALIVE_PROBES);
+    socket.set_tcp_keepalive(&keepalive)?;
+    socket.set_tcp_user_timeout(Some(LIVENESS))
+}
+
+fn prepare(s: &TcpStream, channel: Channel) -> std::io::Result<()> {
+    s.set_nodelay(true)?;
+    if channel == Channel::Data {
+        watch_machine(s)?;
+    }
+    Ok(())
+}
+
+/// Connects `channel` to `peer` (below this process), retrying until the
+/// deadline while the peer is not listening yet.
+fn connect_to(peer: usize, channel: Channel, cx: &Context<'_>) -> Result<(TcpStream, Answer)> {
+    let e = cx.e;
     let address = &e.addresses[peer];
-    let timeout = || ClusterError::ConnectTimeout {
-        peer,
-        address: address.clone(),
-        seconds: e.timeout.as_secs_f64(),
-    };
     let mut pause = Duration::from_millis(20);
     loop {
         let now = Instant::now();
-        if now >= deadline {
-            return Err(timeout());
+        if now >= cx.deadline {
+            return Err(ClusterError::ConnectTimeout {
+                peer,
+                address: address.clone(),
+                seconds: e.timeout.as_secs_f64(),
+            });
         }
-        let attempt = resolve(address).and_then(|a| {
-            TcpStream::connect_timeout(&a, (deadline - now).min(Duration::from_secs(2)))
-        });
-        match attempt {
-            Ok(mut s) => return greet(&mut s, peer, e, deadline).map(|()| s),
+        let wait = (cx.deadline - now).min(Duration::from_secs(2));
+        match TcpStream::connect_timeout(&cx.resolved[peer], wait) {
+            Ok(mut s) => return greet(&mut s, peer, channel, cx).map(|a| (s, a)),
             Err(err) => {
                 log::debug!(
                     "process {}: peer {peer} ({address}) not there yet: {err}",
                     e.process
                 );
-                std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+                std::thread::sleep(
+                    pause.min(cx.deadline.saturating_duration_since(Instant::now())),
+                );
                 pause = (pause * 2).min(Duration::from_millis(500));
             }
         }
     }
 }
 
-fn greet(s: &mut TcpStream, peer: usize, e: &Endpoints, deadline: Instant) -> Result<()> {
-    let address = e.addresses[peer].clone();
-    let lost = |why: String| ClusterError::Handshake {
+fn greet(s: &mut TcpStream, peer: usize, channel: Channel, cx: &Context<'_>) -> Result<Answer> {
+    let e = cx.e;
+    let refused = |why: String| ClusterError::Handshake {
         peer,
-        address: address.clone(),
+        address: e.addresses[peer].clone(),
         why,
     };
-    s.set_nodelay(true)?;
-    watch_liveness(s)?;
-    let wait = deadline
+    prepare(s, channel)?;
+    let wait = cx
+        .deadline
         .saturating_duration_since(Instant::now())
         .max(Duration::from_millis(100));
     s.set_read_timeout(Some(wait))?;
-    let hello = [
-        HELLO,
-        e.addresses.len() as u64,
-        e.process as u64,
-        e.fingerprint,
-    ];
-    s.write_all(&words(&hello))
-        .map_err(|err| lost(format!("sending the greeting: {err}")))?;
-    let [answer] =
-        read_words::<1>(s).map_err(|err| lost(format!("no answer to the greeting: {err}")))?;
+    let hello = Hello {
+        processes: e.addresses.len() as u64,
+        process: e.process as u64,
+        fingerprint: e.fingerprint,
+        channel,
+        beat: cx.beat,
+    };
+    hello
+        .write_to(s)
+        .map_err(|err| refused(format!("sending the greeting: {err}")))?;
+    let answer = Answer::read_from(s)
+        .map_err(|err| refused(format!("no answer to the greeting: {err}")))?
+        .map_err(|other| refused(format!("unexpected answer {other:#x}")))?;
     s.set_read_timeout(None)?;
-    match answer {
-        ACCEPTED => Ok(()),
-        WRONG_SIZE => Err(lost("it expects a different number of processes".into())),
-        WRONG_OPTIONS => Err(lost(
-            "it was started with different join options (data, predicate or order)".into(),
-        )),
-        DUPLICATE => Err(lost(format!(
-            "another process already connected as process {}",
-            e.process
-        ))),
-        other => Err(lost(format!("unexpected answer {other:#x}"))),
+    match answer.verdict.refusal(e.process) {
+        None => Ok(answer),
+        Some(why) => Err(refused(why)),
     }
 }
 
-/// Accepts one connection from every process above this one.
-fn accept_all(listener: &TcpListener, e: &Endpoints, deadline: Instant) -> Result<Vec<TcpStream>> {
+/// Both connections of one process above this one, as they arrive.
+type Arrivals = Vec<[Option<(TcpStream, Duration)>; 2]>;
+
+/// Accepts both connections from every process above this one.
+fn accept_all(listener: &TcpListener, cx: &Context<'_>) -> Result<Vec<PeerSockets>> {
+    let e = cx.e;
     let me = e.process;
     let count = e.addresses.len() - me - 1;
-    let mut got: Vec<Option<TcpStream>> = (0..count).map(|_| None).collect();
+    let mut got: Arrivals = (0..count).map(|_| [None, None]).collect();
     listener.set_nonblocking(true)?;
-    while got.iter().any(Option::is_none) {
-        if Instant::now() >= deadline {
-            let missing = me + 1 + got.iter().position(Option::is_none).unwrap_or(0);
+    while let Some(missing) = got.iter().position(|g| g.iter().any(Option::is_none)) {
+        if Instant::now() >= cx.deadline {
+            let peer = me + 1 + missing;
             return Err(ClusterError::ConnectTimeout {
-                peer: missing,
-                address: e.addresses[missing].clone(),
+                peer,
+                address: e.addresses[peer].clone(),
                 seconds: e.timeout.as_secs_f64(),
             });
         }
         match listener.accept() {
-            Ok((stream, from)) => {
-                if let Some((peer, s)) = welcome(stream, e, &got)? {
-                    got[peer - me - 1] = Some(s);
-                } else {
-                    log::debug!("process {me}: ignored a connection from {from}");
+            Ok((stream, from)) => match welcome(stream, cx, &got)? {
+                Some((peer, channel, s, beat)) => {
+                    got[peer - me - 1][channel.index()] = Some((s, beat));
                 }
-            }
+                None => log::debug!("process {me}: ignored a connection from {from}"),
+            },
             Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
                 std::thread::sleep(Duration::from_millis(10));
             }
             Err(err) => return Err(err.into()),
         }
     }
-    Ok(got.into_iter().flatten().collect())
+    Ok(got
+        .into_iter()
+        .filter_map(|[data, control]| {
+            let ((data, _), (control, beat)) = (data?, control?);
+            Some(PeerSockets {
+                data,
+                control,
+                beat_every: cx.beat.min(beat),
+            })
+        })
+        .collect())
 }
 
 /// Checks a newcomer's greeting; `None` for a stranger that did not greet.
 fn welcome(
     mut s: TcpStream,
-    e: &Endpoints,
-    got: &[Option<TcpStream>],
-) -> Result<Option<(usize, TcpStream)>> {
+    cx: &Context<'_>,
+    got: &Arrivals,
+) -> Result<Option<(usize, Channel, TcpStream, Duration)>> {
+    let e = cx.e;
     s.set_nonblocking(false)?;
-    s.set_nodelay(true)?;
-    watch_liveness(&s)?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let Ok([hello, processes, peer, fingerprint]) = read_words::<4>(&mut s) else {
+    let Ok(Some(hello)) = Hello::read_from(&mut s) else {
         return Ok(None);
     };
     let me = e.process;
     let p = e.addresses.len();
-    if hello != HELLO || peer as usize >= p || peer as usize <= me {
+    let peer = usize::try_from(hello.process).unwrap_or(usize::MAX);
+    if peer >= p || peer <= me {
         return Ok(None);
     }
-    let peer = peer as usize;
-    let (answer, why) = if processes as usize != p {
-        (
-            WRONG_SIZE,
-            format!("it expects {processes} processes, this join has {p}"),
-        )
-    } else if fingerprint != e.fingerprint {
-        (
-            WRONG_OPTIONS,
-            "it was started with different join options (data, predicate or order)".into(),
-        )
-    } else if got[peer - me - 1].is_some() {
-        (
-            DUPLICATE,
-            "a second process connected with the same index".into(),
-        )
+    prepare(&s, hello.channel)?;
+    let (verdict, why) = if hello.processes != p as u64 {
+        let why = format!(
+            "it expects {} processes, this join has {p}",
+            hello.processes
+        );
+        (Verdict::WrongSize, why)
+    } else if hello.fingerprint != e.fingerprint {
+        let why = "it was started with different join options (data, predicate or order)";
+        (Verdict::WrongOptions, why.to_string())
+    } else if got[peer - me - 1][hello.channel.index()].is_some() {
+        let why = "a second process connected with the same index";
+        (Verdict::Duplicate, why.to_string())
     } else {
-        (ACCEPTED, String::new())
+        (Verdict::Accepted, String::new())
     };
-    s.write_all(&words(&[answer]))?;
+    let answer = Answer {
+        verdict,
+        run_id: cx.run_id,
+        beat: cx.beat,
+    };
+    answer.write_to(&mut s)?;
     s.set_read_timeout(None)?;
-    if answer != ACCEPTED {
+    if verdict != Verdict::Accepted {
         return Err(ClusterError::Handshake {
             peer,
             address: e.addresses[peer].clone(),
             why,
         });
     }
-    Ok(Some((peer, s)))
+    Ok(Some((peer, hello.channel, s, hello.beat)))
 }
 
 #[cfg(test)]
@@ -306,24 +386,37 @@ mod tests {
             process,
             addresses: addresses.to_vec(),
             timeout: Duration::from_secs(5),
+            peer_timeout: DEFAULT_PEER_TIMEOUT,
             fingerprint,
         }
     }
 
     #[test]
-    fn three_processes_connect_pairwise() {
+    fn three_processes_connect_pairwise_and_share_process_0s_run_id() {
         let addresses = free_addresses(3);
         let handles: Vec<_> = (0..3)
             .map(|i| {
-                let e = endpoints(i, &addresses, 7);
+                let mut e = endpoints(i, &addresses, 7);
+                // Process 2 wants faster heartbeats; its peers oblige.
+                if i == 2 {
+                    e.peer_timeout = Duration::from_secs(1);
+                }
                 std::thread::spawn(move || establish(&e))
             })
             .collect();
-        for (i, h) in handles.into_iter().enumerate() {
-            let sockets = h.join().unwrap().unwrap();
-            assert_eq!(sockets.len(), 3);
-            for (j, s) in sockets.iter().enumerate() {
+        let all: Vec<Established> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap().unwrap())
+            .collect();
+        for (i, est) in all.iter().enumerate() {
+            assert_eq!(est.peers.len(), 3);
+            assert_eq!(est.run_id, all[0].run_id, "process {i}");
+            for (j, s) in est.peers.iter().enumerate() {
                 assert_eq!(s.is_none(), i == j);
+                if let Some(s) = s {
+                    let want = if i == 2 || j == 2 { 200 } else { 2000 };
+                    assert_eq!(s.beat_every, Duration::from_millis(want), "{i}-{j}");
+                }
             }
         }
     }
@@ -347,6 +440,22 @@ mod tests {
     }
 
     #[test]
+    fn an_unresolvable_peer_is_named_at_once() {
+        let mut addresses = free_addresses(2);
+        addresses.push("no-such-host.invalid:7000".into());
+        let mut e = endpoints(0, &addresses, 1);
+        e.timeout = Duration::from_secs(30);
+        let started = Instant::now();
+        let err = establish(&e).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(
+            matches!(err, ClusterError::Unresolvable { peer: 2, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("no-such-host.invalid"), "{err}");
+    }
+
+    #[test]
     fn different_options_are_refused_on_both_sides() {
         let addresses = free_addresses(2);
         let a = endpoints(0, &addresses, 1);
@@ -359,5 +468,18 @@ mod tests {
             "{err_b}"
         );
         assert!(err_a.to_string().contains("peer 1"), "{err_a}");
+    }
+
+    #[test]
+    fn beats_are_five_a_timeout_within_bounds() {
+        assert_eq!(
+            beat_interval(Duration::from_secs(3)),
+            Duration::from_millis(600)
+        );
+        assert_eq!(
+            beat_interval(Duration::from_secs(60)),
+            Duration::from_secs(2)
+        );
+        assert_eq!(beat_interval(Duration::ZERO), Duration::from_millis(10));
     }
 }

@@ -2,7 +2,11 @@
 //! peers. The join talks only to the [`Transport`] trait: queue a message
 //! for a peer, take the next message from any peer (tagged with its
 //! sender), see how much each link has carried, and finish. A lost peer
-//! is an error that names it.
+//! is an error that names it: one that closed its connections, and one
+//! that went silent (stopped, hung, cut off), which heartbeats on a
+//! control connection beside each data connection reveal
+//! ([`heartbeat`]); [`verdict`] tells the lost peer from bystanders that
+//! gave up because of it.
 //!
 //! Backends: [`timely_backend`] (timely dataflow's TCP layer: one send
 //! and one receive thread per peer, queues between them and the worker,
@@ -12,10 +16,14 @@
 //! the messages mean.
 
 pub mod connect;
+pub mod greeting;
+pub mod heartbeat;
 pub mod solo;
 pub mod timely_backend;
+pub mod verdict;
 
-use std::time::Duration;
+use std::hash::{BuildHasher, Hasher};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +65,11 @@ pub trait Transport {
     /// The address of process `peer`, for messages.
     fn address(&self, peer: usize) -> String;
 
+    /// An id of this run of the join, the same on every process (process
+    /// 0 draws it when the processes connect): names what belongs to one
+    /// run, such as the staging directory of its result files.
+    fn run_id(&self) -> u64;
+
     /// Queues `message` for process `to` (another process). Returns at
     /// once; the backend sends in the background.
     fn send(&mut self, to: usize, message: Message) -> Result<()>;
@@ -78,6 +91,11 @@ pub trait Transport {
         (0.0, 0.0)
     }
 
+    /// Tells the peers that this process leaves the join with an error,
+    /// and why (so they name it rather than a bystander). The transport
+    /// is not used afterwards.
+    fn give_up(&mut self, _why: &str) {}
+
     /// Declares that this process sends nothing more, waits (at most
     /// `timeout`) until every peer has done the same and every message is
     /// delivered, and returns the final traffic. Messages that arrive
@@ -89,9 +107,18 @@ pub trait Transport {
 /// [`solo::Solo`] for one.
 pub fn connect(endpoints: &connect::Endpoints) -> Result<Box<dyn Transport>> {
     if endpoints.addresses.len() == 1 && endpoints.process == 0 {
-        return Ok(Box::new(solo::Solo));
+        return Ok(Box::new(solo::Solo::new()));
     }
     Ok(Box::new(timely_backend::TimelyTransport::connect(
         endpoints,
     )?))
+}
+
+/// A fresh run id: unlikely to repeat across processes, machines and time.
+pub fn new_run_id() -> u64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    let now = SystemTime::now().duration_since(UNIX_EPOCH);
+    h.write_u128(now.map_or(0, |d| d.as_nanos()));
+    h.finish()
 }

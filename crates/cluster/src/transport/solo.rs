@@ -9,8 +9,25 @@ use crate::message::Message;
 use crate::transport::{Finished, LinkTraffic, Transport};
 
 /// The only process.
-#[derive(Debug, Default)]
-pub struct Solo;
+#[derive(Debug)]
+pub struct Solo {
+    run_id: u64,
+}
+
+impl Solo {
+    /// A one-process join with a fresh run id.
+    pub fn new() -> Self {
+        Self {
+            run_id: super::new_run_id(),
+        }
+    }
+}
+
+impl Default for Solo {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl Transport for Solo {
     fn process(&self) -> usize {
@@ -23,6 +40,10 @@ impl Transport for Solo {
 
     fn address(&self, _peer: usize) -> String {
         "this process".into()
+    }
+
+    fn run_id(&self) -> u64 {
+        self.run_id
     }
 
     fn send(&mut self, to: usize, _message: Message) -> Result<()> {

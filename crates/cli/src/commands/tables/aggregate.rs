@@ -12,10 +12,10 @@ use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::tables::{
-    describe_load, file_input, head, memory_limit, names, phases_line, run_options, write_result,
-    RunFigures,
+    describe_load, file_input, head, names, phases_line, run_options, write_result, RunFigures,
 };
 use crate::op_args::AggregateArgs;
+use crate::output;
 use crate::progress::Spinner;
 
 #[derive(Serialize)]
@@ -33,8 +33,8 @@ fn method(spec: &str) -> Result<Option<AggMethod>> {
     let list = names(spec);
     match list.as_slice() {
         [one] if one == "auto" => Ok(None),
-        [one] if one != "all" => Ok(Some(one.parse().map_err(anyhow::Error::msg)?)),
-        _ => anyhow::bail!(
+        [one] if one != "all" => Ok(Some(one.parse().map_err(crate::usage::invalid)?)),
+        _ => crate::usage_bail!(
             "with a file name one method (shuffle, migration, migration-copy, local, partitioned) \
              or auto; lists and `all` compare the methods on generated data"
         ),
@@ -43,7 +43,7 @@ fn method(spec: &str) -> Result<Option<AggMethod>> {
 
 fn request(args: &AggregateArgs) -> Result<AggregateRequest> {
     let mut aggregates = match &args.agg {
-        Some(list) => Aggregate::parse_list(list)?,
+        Some(list) => Aggregate::parse_list(list).map_err(crate::usage::invalid)?,
         None => Vec::new(),
     };
     if let Some(value) = &args.value {
@@ -60,7 +60,7 @@ fn request(args: &AggregateArgs) -> Result<AggregateRequest> {
         keys: names(&args.key),
         aggregates,
         method: method(&args.method)?,
-        memory_limit: memory_limit(&args.common)?,
+        memory_limit: crate::budget::limit(),
     })
 }
 
@@ -68,7 +68,7 @@ fn request(args: &AggregateArgs) -> Result<AggregateRequest> {
 pub fn run(pool: &Pool, path: &Path, args: &AggregateArgs, json: bool, quiet: bool) -> Result<()> {
     let started = Instant::now();
     let request = request(args)?;
-    let input = file_input(path, pool.workers())?;
+    let input = file_input(path, pool.workers(), args.common.format)?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("aggregate");
     let mut outcome = aggregate_input(
@@ -83,7 +83,7 @@ pub fn run(pool: &Pool, path: &Path, args: &AggregateArgs, json: bool, quiet: bo
     )?;
     spinner.finish();
     if let Some(out) = &args.common.out {
-        write_result(out, &outcome.table)?;
+        write_result(out, &outcome.table, args.common.format)?;
     }
     let times = outcome.runs.iter().map(|r| r.seconds).collect();
     let last = outcome
@@ -104,11 +104,11 @@ pub fn run(pool: &Pool, path: &Path, args: &AggregateArgs, json: bool, quiet: bo
         verified: outcome.verified,
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        output::json(&report)?;
         return Ok(());
     }
     let a = &report.aggregate;
-    println!(
+    output::text(format_args!(
         "group-by of {} by {}: {} groups\nkeys: {}; {} ({:?} path): {}\n{}\n{}",
         describe_load(&report.input, &path.display().to_string()),
         request.keys.join(", "),
@@ -119,13 +119,20 @@ pub fn run(pool: &Pool, path: &Path, args: &AggregateArgs, json: bool, quiet: bo
         a.reason,
         phases_line(&[("input", &report.input)], &a.phases),
         report.figures.line()
-    );
+    ))?;
     if report.verified {
-        println!("verified against the sequential reference");
+        output::text(format_args!("verified against the sequential reference"))?;
     }
     match &args.common.out {
-        None => println!("\n{}", head(&outcome.table, args.common.show)?),
-        Some(out) => println!("\n{} groups written to {}", report.rows, out.display()),
+        None => output::text(format_args!(
+            "\n{}",
+            head(&outcome.table, args.common.show)?
+        ))?,
+        Some(out) => output::text(format_args!(
+            "\n{} groups written to {}",
+            report.rows,
+            out.display()
+        ))?,
     }
     Ok(())
 }

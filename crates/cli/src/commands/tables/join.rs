@@ -4,19 +4,19 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use numakit_frame::join::{join_inputs_into, JoinOutcome, JoinReport, JoinRequest};
 use numakit_frame::load::LoadStats;
 use numakit_frame::sink::{FileSink, ResultSink};
-use numakit_io::WriteOptions;
 use numakit_ops::join::{JoinAlgorithm, JoinKind};
 use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::tables::{
-    describe_load, file_input, head, memory_limit, names, phases_line, run_options, RunFigures,
+    describe_load, file_input, head, names, phases_line, run_options, write_options, RunFigures,
 };
 use crate::op_args::JoinArgs;
+use crate::output;
 use crate::progress::Spinner;
 
 /// Everything the command reports about a join of files.
@@ -36,29 +36,33 @@ struct FileJoinReport {
 fn algorithm(spec: &str) -> Result<Option<JoinAlgorithm>> {
     match spec {
         "auto" => Ok(None),
-        "all" => bail!(
+        "all" => crate::usage_bail!(
             "--algorithm all compares the kernels on generated data; with files name one \
              algorithm (npo, pro, cprl, mpsm) or auto"
         ),
         one if one.contains(',') => {
-            bail!("with files name one algorithm (npo, pro, cprl, mpsm) or auto, not a list")
+            crate::usage_bail!(
+                "with files name one algorithm (npo, pro, cprl, mpsm) or auto, not a list"
+            )
         }
-        one => Ok(Some(one.parse().map_err(anyhow::Error::msg)?)),
+        one => Ok(Some(one.parse().map_err(crate::usage::invalid)?)),
     }
 }
 
 fn request(args: &JoinArgs) -> Result<JoinRequest> {
-    let kind: JoinKind = args.kind.parse().map_err(anyhow::Error::msg)?;
+    let kind: JoinKind = args.kind.parse().map_err(crate::usage::invalid)?;
     let count_only = match (args.output.as_deref(), &args.common.out) {
         (Some("count"), Some(_)) => {
-            bail!("--output count writes no rows; drop --out or the --output")
+            crate::usage_bail!("--output count writes no rows; drop --out or the --output")
         }
         (Some("count"), None) => true,
         (Some("materialize") | None, _) => false,
         (Some("checksum"), _) => {
-            bail!("--output checksum is for generated inputs; with files use count or materialize")
+            crate::usage_bail!(
+                "--output checksum is for generated inputs; with files use count or materialize"
+            )
         }
-        (Some(other), _) => bail!("unknown output `{other}` (count, materialize)"),
+        (Some(other), _) => crate::usage_bail!("unknown output `{other}` (count, materialize)"),
     };
     Ok(JoinRequest {
         left_on: names(args.left_key.as_deref().unwrap_or(&args.key)),
@@ -69,7 +73,7 @@ fn request(args: &JoinArgs) -> Result<JoinRequest> {
         left_columns: args.left_columns.as_deref().map(names),
         right_columns: args.right_columns.as_deref().map(names),
         suffix: args.suffix.clone(),
-        memory_limit: memory_limit(&args.common)?,
+        memory_limit: crate::budget::limit(),
     })
 }
 
@@ -83,14 +87,16 @@ pub fn run(
 ) -> Result<()> {
     let started = Instant::now();
     let request = request(args)?;
-    let left_input = file_input(left, pool.workers())?;
-    let right_input = file_input(right, pool.workers())?;
+    let left_input = file_input(left, pool.workers(), args.common.format)?;
+    let right_input = file_input(right, pool.workers(), args.common.format)?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("join");
     // A result written to a file goes there as it is made (a streamed
     // join never holds it whole).
     let mut file = match &args.common.out {
-        Some(path) if !request.count_only => Some(FileSink::new(path, WriteOptions::default())),
+        Some(path) if !request.count_only => {
+            Some(FileSink::new(path, write_options(path, args.common.format)))
+        }
         _ => None,
     };
     let outcome = join_inputs_into(
@@ -131,17 +137,26 @@ pub fn run(
         verified,
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        output::json(&report)?;
         return Ok(());
     }
-    println!("{}", render(&report, &request, (left, right)));
+    output::text(render(&report, &request, (left, right)))?;
     match (&table, &args.common.out) {
-        (Some(t), None) => println!("\n{}", head(t, args.common.show)?),
-        (None, Some(path)) if !request.count_only => {
-            println!("\n{} rows written to {}", report.rows, path.display())
-        }
-        (Some(_), Some(path)) => println!("\n{} rows written to {}", report.rows, path.display()),
-        (None, _) => println!("\n{} rows (counted, not materialised)", report.rows),
+        (Some(t), None) => output::text(format_args!("\n{}", head(t, args.common.show)?))?,
+        (None, Some(path)) if !request.count_only => output::text(format_args!(
+            "\n{} rows written to {}",
+            report.rows,
+            path.display()
+        ))?,
+        (Some(_), Some(path)) => output::text(format_args!(
+            "\n{} rows written to {}",
+            report.rows,
+            path.display()
+        ))?,
+        (None, _) => output::text(format_args!(
+            "\n{} rows (counted, not materialised)",
+            report.rows
+        ))?,
     }
     Ok(())
 }

@@ -21,19 +21,13 @@ use numakit_io::SourceOptions;
 use numakit_ops::PhaseTime;
 use serde::Serialize;
 
+use crate::commands::opcommon::format_for;
 use crate::format::{table, Spread};
 use crate::op_args::OpCommon;
+use numakit_io::{Format, WriteOptions};
 
 /// Characters of a cell beyond which it is cut in printed rows.
 const CELL_CHARS: usize = 40;
-
-/// The memory limit `--memory-limit` asks for (default: the safe share).
-pub fn memory_limit(common: &OpCommon) -> Result<MemoryLimit> {
-    Ok(match &common.memory_limit {
-        Some(spec) => MemoryLimit::parse(spec)?,
-        None => MemoryLimit::default(),
-    })
-}
 
 /// `--reps` and `--verify`.
 pub fn run_options(common: &OpCommon) -> numakit_frame::RunOptions {
@@ -46,7 +40,7 @@ pub fn run_options(common: &OpCommon) -> numakit_frame::RunOptions {
 }
 
 /// A file input (its schema read, nothing else yet).
-pub fn file_input(path: &Path, threads: usize) -> Result<Input> {
+pub fn file_input(path: &Path, threads: usize, format: Option<Format>) -> Result<Input> {
     let size = std::fs::metadata(path)
         .with_context(|| format!("cannot read {}", path.display()))?
         .len();
@@ -54,6 +48,7 @@ pub fn file_input(path: &Path, threads: usize) -> Result<Input> {
     let options = SourceOptions {
         csv_unit_bytes: (size / (threads.max(1) as u64 * 4)).clamp(1 << 20, 32 << 20),
         keep_dictionaries: true,
+        format: format_for(path, format),
         ..SourceOptions::default()
     };
     Input::file(path, &options).with_context(|| format!("reading {}", path.display()))
@@ -68,14 +63,23 @@ pub fn names(spec: &str) -> Vec<String> {
 }
 
 /// Writes `result` to `path` (format from the extension), all or nothing.
-pub fn write_result(path: &Path, result: &Table) -> Result<()> {
+pub fn write_result(path: &Path, result: &Table, format: Option<Format>) -> Result<()> {
     numakit_io::write_batches(
         path,
         result.schema(),
         &result.batches(),
-        &numakit_io::WriteOptions::default(),
+        &write_options(path, format),
     )
     .with_context(|| format!("writing {}", path.display()))
+}
+
+/// How `--out` is written: the `--format` given where its extension says
+/// nothing.
+pub fn write_options(path: &Path, format: Option<Format>) -> WriteOptions {
+    WriteOptions {
+        format: format_for(path, format),
+        ..WriteOptions::default()
+    }
 }
 
 /// What every table command reports besides its operator's report.

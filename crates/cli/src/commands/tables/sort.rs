@@ -4,18 +4,18 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use numakit_frame::load::LoadStats;
 use numakit_frame::sink::{FileSink, ResultSink};
 use numakit_frame::sort::{sort_input_into, InputOrder, SortColumn, SortReport, SortRequest};
-use numakit_io::WriteOptions;
 use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::tables::{
-    describe_load, file_input, head, memory_limit, names, phases_line, run_options, RunFigures,
+    describe_load, file_input, head, names, phases_line, run_options, write_options, RunFigures,
 };
 use crate::op_args::SortArgs;
+use crate::output;
 use crate::progress::Spinner;
 
 #[derive(Serialize)]
@@ -33,7 +33,7 @@ fn sort_columns(args: &SortArgs) -> Result<Vec<SortColumn>> {
     let nulls_first = match args.nulls.as_str() {
         "first" => true,
         "last" => false,
-        other => bail!("--nulls `{other}`: say first or last"),
+        other => crate::usage_bail!("--nulls `{other}`: say first or last"),
     };
     names(&args.key)
         .into_iter()
@@ -41,7 +41,9 @@ fn sort_columns(args: &SortArgs) -> Result<Vec<SortColumn>> {
             let (name, descending) = match spec.rsplit_once(':') {
                 Some((name, "desc")) => (name.to_string(), true),
                 Some((name, "asc")) => (name.to_string(), false),
-                Some((_, other)) => bail!("sort key `{spec}`: `{other}` is not asc or desc"),
+                Some((_, other)) => {
+                    crate::usage_bail!("sort key `{spec}`: `{other}` is not asc or desc")
+                }
                 None => (spec.clone(), args.descending),
             };
             Ok(SortColumn {
@@ -68,7 +70,7 @@ fn request(args: &SortArgs) -> Result<SortRequest> {
     Ok(SortRequest {
         by,
         columns,
-        memory_limit: memory_limit(&args.common)?,
+        memory_limit: crate::budget::limit(),
     })
 }
 
@@ -76,7 +78,7 @@ fn request(args: &SortArgs) -> Result<SortRequest> {
 pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -> Result<()> {
     let started = Instant::now();
     let request = request(args)?;
-    let input = file_input(path, pool.workers())?;
+    let input = file_input(path, pool.workers(), args.common.format)?;
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("sort");
     // A result written to a file goes there a window at a time.
@@ -84,7 +86,7 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
         .common
         .out
         .as_ref()
-        .map(|path| FileSink::new(path, WriteOptions::default()));
+        .map(|path| FileSink::new(path, write_options(path, args.common.format)));
     let mut outcome = sort_input_into(
         pool,
         &input,
@@ -122,7 +124,7 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
         verified: outcome.verified,
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        output::json(&report)?;
         return Ok(());
     }
     let order = match report.sort.input_order {
@@ -135,7 +137,7 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
         .iter()
         .map(|c| format!("{}{}", c.name, if c.descending { " desc" } else { "" }))
         .collect();
-    println!(
+    output::text(format_args!(
         "sort of {} by {} (nulls {}): {}\nkeys: {}\n{}\n{}",
         describe_load(&report.input, &path.display().to_string()),
         keys.join(", "),
@@ -148,13 +150,17 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
         report.sort.key_encoding.describe(),
         phases_line(&[("input", &report.input)], &report.sort.phases),
         report.figures.line()
-    );
+    ))?;
     if report.verified {
-        println!("verified against the sequential reference");
+        output::text(format_args!("verified against the sequential reference"))?;
     }
     match (&outcome.table, &args.common.out) {
-        (_, Some(out)) => println!("\n{} rows written to {}", report.rows, out.display()),
-        (Some(table), None) => println!("\n{}", head(table, args.common.show)?),
+        (_, Some(out)) => output::text(format_args!(
+            "\n{} rows written to {}",
+            report.rows,
+            out.display()
+        ))?,
+        (Some(table), None) => output::text(format_args!("\n{}", head(table, args.common.show)?))?,
         (None, None) => {}
     }
     Ok(())

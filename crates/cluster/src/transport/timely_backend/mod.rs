@@ -10,17 +10,25 @@
 //! messages by destination and passes what arrives to the join through a
 //! queue. Compute threads are numakit's pool, not timely's.
 //!
+//! Each pair's control connection is watched by
+//! [`crate::transport::heartbeat`], apart from timely: heartbeats reveal a
+//! peer that went silent, and last words tell a peer that finished from
+//! one that gave up (and whom it lost).
+//!
 //! timely is fail-stop: when a connection breaks its threads panic. Those
 //! panics are kept off the terminal (a panic hook quiets threads named
-//! `timely:`), the metered stream records which peer was lost, and
-//! [`TimelyTransport::recv`] turns that into [`ClusterError::PeerLost`]
-//! naming the peer. After a failure the timely threads are abandoned,
+//! `timely:`), the metered stream records which data connection broke,
+//! and [`TimelyTransport::recv`] turns the evidence into
+//! [`ClusterError::PeerLost`] naming the peer that
+//! [`crate::transport::verdict`] blames; the first such error is also
+//! said to every peer. After a failure the timely threads are abandoned,
 //! never joined (joining could wait on a dead peer); the process is meant
 //! to exit with the error.
 
 pub mod stream;
 pub mod worker;
 
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, Once, PoisonError};
@@ -33,7 +41,9 @@ use timely::WorkerConfig;
 
 use crate::error::{ClusterError, Result};
 use crate::message::Message;
-use crate::transport::connect::{establish, Endpoints};
+use crate::transport::connect::{establish, Endpoints, PeerSockets};
+use crate::transport::heartbeat::{self, Frame, PeerWatch};
+use crate::transport::verdict::{self, Evidence};
 use crate::transport::{Finished, LinkTraffic, Transport};
 use stream::{LinkMeter, LinkState, MeteredStream};
 use worker::{Codec, Envelope, Inbound, Outgoing};
@@ -44,6 +54,9 @@ static QUIET_HOOK: Once = Once::new();
 /// The thread that joins timely's threads at the end (their failures
 /// surface there as panics too).
 const JOIN_THREAD: &str = "numakit:join-timely";
+/// How long a broken data connection waits for the control connection to
+/// say why before its peer is blamed (see [`verdict`]).
+const SETTLE: Duration = Duration::from_millis(500);
 
 /// Keeps panics of timely's own threads (`timely:work-N`, `timely:send-N`,
 /// `timely:recv-N`) off stderr: they are how timely stops when a peer is
@@ -73,11 +86,38 @@ fn last_timely_panic() -> Option<String> {
         .cloned()
 }
 
+/// Every peer's data connection (for timely) and its control connection,
+/// now watched (see [`heartbeat`]).
+type Watched = (Vec<Option<TcpStream>>, Vec<Option<Arc<PeerWatch>>>);
+
+fn watch_peers(peers: Vec<Option<PeerSockets>>, peer_timeout: Duration) -> Result<Watched> {
+    let mut sockets = Vec::with_capacity(peers.len());
+    let mut watches = Vec::with_capacity(peers.len());
+    for (peer, link) in peers.into_iter().enumerate() {
+        let Some(link) = link else {
+            sockets.push(None);
+            watches.push(None);
+            continue;
+        };
+        let w = heartbeat::watch(peer, link.control, link.beat_every, peer_timeout)?;
+        watches.push(Some(w));
+        sockets.push(Some(link.data));
+    }
+    Ok((sockets, watches))
+}
+
 /// One process's end of a join's connections, on timely.
 pub struct TimelyTransport {
     process: usize,
     addresses: Vec<String>,
+    run_id: u64,
     meters: Vec<Arc<LinkMeter>>,
+    /// Every peer's control connection (`None` at this process's index).
+    watches: Vec<Option<Arc<PeerWatch>>>,
+    /// This process said its last word (gave up or goodbye).
+    spoke: AtomicBool,
+    /// `finish` completed: the last word is goodbye.
+    finished: bool,
     codec: Arc<Codec>,
     outgoing: Sender<Outgoing>,
     inbound: Receiver<Inbound>,
@@ -92,7 +132,9 @@ impl TimelyTransport {
     pub fn connect(endpoints: &Endpoints) -> Result<Self> {
         quiet_timely_panics();
         let process = endpoints.process;
-        let sockets = establish(endpoints)?;
+        let established = establish(endpoints)?;
+        let run_id = established.run_id;
+        let (sockets, watches) = watch_peers(established.peers, endpoints.peer_timeout)?;
         let meters: Vec<Arc<LinkMeter>> = (0..sockets.len())
             .map(|peer| Arc::new(LinkMeter::new(peer)))
             .collect();
@@ -131,7 +173,11 @@ impl TimelyTransport {
         Ok(Self {
             process,
             addresses: endpoints.addresses.clone(),
+            run_id,
             meters,
+            watches,
+            spoke: AtomicBool::new(false),
+            finished: false,
             codec,
             outgoing: out_tx,
             inbound: in_rx,
@@ -141,25 +187,76 @@ impl TimelyTransport {
         })
     }
 
-    /// The first lost peer, as an error.
-    fn lost_peer(&self) -> Option<ClusterError> {
-        self.meters.iter().find_map(|m| match m.state() {
-            LinkState::Lost(why) => Some(ClusterError::PeerLost {
-                peer: m.peer,
-                address: self.addresses[m.peer].clone(),
-                why,
-            }),
-            _ => None,
+    /// What this process knows about each peer.
+    fn evidence(&self) -> Vec<Evidence> {
+        self.meters
+            .iter()
+            .zip(&self.watches)
+            .filter_map(|(m, w)| {
+                let w = w.as_ref()?;
+                Some(Evidence {
+                    peer: m.peer,
+                    data_lost: m.lost(),
+                    news: w.news(),
+                })
+            })
+            .collect()
+    }
+
+    /// The lost peer, as an error, once the evidence names one (a broken
+    /// data connection waits up to `settle` for its explanation). The
+    /// first such verdict is said to every peer.
+    fn verdict(&self, settle: Duration) -> Option<ClusterError> {
+        // The common case, checked cheaply: nothing happened to anyone.
+        let quiet = self
+            .meters
+            .iter()
+            .all(|m| !matches!(m.state(), LinkState::Lost(_)))
+            && self.watches.iter().flatten().all(|w| !w.has_news());
+        if quiet {
+            return None;
+        }
+        let blame = verdict::blame(self.process, &self.evidence(), Instant::now(), settle)?;
+        self.last_word(&Frame::GaveUp {
+            blamed: Some(blame.peer),
+            why: blame.why.clone(),
+        });
+        Some(ClusterError::PeerLost {
+            peer: blame.peer,
+            address: self.addresses[blame.peer].clone(),
+            why: blame.why,
         })
     }
 
-    /// Why the worker stopped, when it stopped early.
+    fn lost_peer(&self) -> Option<ClusterError> {
+        self.verdict(SETTLE)
+    }
+
+    /// Why the worker stopped, when it stopped early: the lost peer (given
+    /// a moment to be explained), else what timely said.
     fn stopped(&self) -> ClusterError {
-        self.lost_peer().unwrap_or_else(|| {
+        let deadline = Instant::now() + SETTLE;
+        while Instant::now() < deadline {
+            if let Some(err) = self.lost_peer() {
+                return err;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.verdict(Duration::ZERO).unwrap_or_else(|| {
             ClusterError::Transport(
                 last_timely_panic().unwrap_or_else(|| "the timely worker stopped".into()),
             )
         })
+    }
+
+    /// Says `frame` on every control connection, once per process.
+    fn last_word(&self, frame: &Frame) {
+        if self.spoke.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        for w in self.watches.iter().flatten() {
+            w.last_word(frame);
+        }
     }
 
     /// Gives up on timely's threads without waiting for them.
@@ -173,6 +270,15 @@ impl TimelyTransport {
 
 impl Drop for TimelyTransport {
     fn drop(&mut self) {
+        let last = if self.finished {
+            Frame::Goodbye
+        } else {
+            Frame::GaveUp {
+                blamed: None,
+                why: "it left the join before finishing it".into(),
+            }
+        };
+        self.last_word(&last);
         self.abandon();
     }
 }
@@ -188,6 +294,17 @@ impl Transport for TimelyTransport {
 
     fn address(&self, peer: usize) -> String {
         self.addresses.get(peer).cloned().unwrap_or_default()
+    }
+
+    fn run_id(&self) -> u64 {
+        self.run_id
+    }
+
+    fn give_up(&mut self, why: &str) {
+        self.last_word(&Frame::GaveUp {
+            blamed: None,
+            why: why.to_string(),
+        });
     }
 
     fn send(&mut self, to: usize, message: Message) -> Result<()> {
@@ -273,6 +390,7 @@ impl Transport for TimelyTransport {
             }
             Err(_) => return Err(self.not_closed()),
         }
+        self.finished = true;
         Ok((self.traffic(), late))
     }
 }

@@ -42,6 +42,8 @@ pub struct LinkMeter {
     send_ns: AtomicU64,
     receive_ns: AtomicU64,
     state: Mutex<LinkState>,
+    /// When the state left `Open`.
+    ended_at: Mutex<Option<Instant>>,
     framing: Mutex<Framing>,
 }
 
@@ -54,6 +56,7 @@ impl LinkMeter {
             send_ns: AtomicU64::new(0),
             receive_ns: AtomicU64::new(0),
             state: Mutex::new(LinkState::Open),
+            ended_at: Mutex::new(None),
             framing: Mutex::new(Framing::default()),
         }
     }
@@ -69,10 +72,22 @@ impl LinkMeter {
             .clone()
     }
 
+    /// When and why the connection broke, if it did.
+    pub fn lost(&self) -> Option<(Instant, String)> {
+        match self.state() {
+            LinkState::Lost(why) => {
+                let at = *self.ended_at.lock().unwrap_or_else(PoisonError::into_inner);
+                Some((at.unwrap_or_else(Instant::now), why))
+            }
+            _ => None,
+        }
+    }
+
     fn set_state(&self, state: LinkState) {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if *s == LinkState::Open {
             *s = state;
+            *self.ended_at.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
         }
     }
 
