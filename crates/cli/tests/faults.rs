@@ -18,6 +18,7 @@ use command::numakit;
 
 /// Every command once, on small built-in data, each a few seconds at most.
 const QUICK_COMMANDS: &[&[&str]] = &[
+    &["run", "--size-mib", "8"],
     &["topo"],
     &["topo", "--list-presets", "--json"],
     &["topo", "--machine", "nehalem-ex-8s"],
@@ -277,6 +278,135 @@ fn absurd_sizes_are_refused_before_anything_is_allocated() {
         ],
         "memory limit",
     );
+}
+
+/// Options that count work rather than size memory: an absurd value only
+/// makes the run long. Within a few seconds it must be refused cleanly or
+/// still be running, never abort or panic.
+#[test]
+fn absurd_counts_cost_time_not_a_crash() {
+    let cases: &[&[&str]] = &[
+        &[
+            "bench",
+            "pool",
+            "--size-mib",
+            "8",
+            "--reps",
+            "1",
+            "--tasks",
+            HUGE,
+        ],
+        &["run", "--size-mib", "8", "--morsel-kib", HUGE],
+        &[
+            "probe",
+            "--only",
+            "latency",
+            "--latency-mib",
+            "16",
+            "--loads",
+            HUGE,
+        ],
+        &[
+            "probe",
+            "--only",
+            "bandwidth",
+            "--bandwidth-mib",
+            "16",
+            "--pass-mib",
+            HUGE,
+        ],
+        &[
+            "probe",
+            "--only",
+            "latency",
+            "--latency-mib",
+            "16",
+            "--loads",
+            "2000",
+            "--reps",
+            "1",
+        ],
+        &[
+            "probe",
+            "thread-migration",
+            "--small-mib",
+            "1",
+            "--large-mib",
+            "1",
+            "--migrations",
+            "4000000000",
+        ],
+        &[
+            "probe",
+            "remote-access",
+            "--small-mib",
+            "1",
+            "--large-mib",
+            "1",
+            "--accesses",
+            HUGE,
+        ],
+        &["probe", "strategies", "--groups", HUGE, "--rows", "1000"],
+        &["simulate", "--machine", "nehalem-ex-4s", "--threads", HUGE],
+        &[
+            "mapreduce",
+            "word-count",
+            "--size-mib",
+            "1",
+            "--chunk-kib",
+            HUGE,
+            "--top",
+            HUGE,
+        ],
+        &[
+            "join",
+            "--left-rows",
+            "100",
+            "--right-rows",
+            "100",
+            "--show",
+            HUGE,
+        ],
+        &[
+            "cluster",
+            "join",
+            "--local",
+            "2",
+            "--rows-r",
+            "100",
+            "--rows-s",
+            "100",
+            "--block-rows",
+            HUGE,
+        ],
+        &[
+            "cluster",
+            "join",
+            "--local",
+            "2",
+            "--rows-r",
+            "100",
+            "--rows-s",
+            "100",
+            "--peer-timeout",
+            "1e300",
+        ],
+    ];
+    for args in cases {
+        let (code, stderr) = run_limited(args, 5);
+        assert_no_panic(args, &stderr);
+        assert!(
+            matches!(code, None | Some(0..=2)),
+            "{args:?}: exit {code:?}: {stderr}"
+        );
+        if matches!(code, Some(1 | 2)) {
+            let errors = stderr
+                .lines()
+                .filter(|l| l.starts_with("numakit: error:"))
+                .count();
+            assert_eq!(errors, 1, "{args:?}: {stderr}");
+        }
+    }
 }
 
 #[test]

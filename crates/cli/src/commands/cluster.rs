@@ -128,6 +128,9 @@ pub fn plan(args: &ClusterJoinArgs) -> Result<Plan> {
     crate::usage::arguments(plan_of(args))
 }
 
+/// The longest --connect-timeout or --peer-timeout: a day.
+const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
 /// The most hash buckets a join may ask for (each has a table and frames
 /// in every process; more than this only costs memory and messages).
 const MAX_BUCKETS: u32 = 1 << 20;
@@ -150,12 +153,12 @@ fn plan_of(args: &ClusterJoinArgs) -> Result<Plan> {
     );
     ensure!(args.block_rows > 0, "--block-rows must be at least 1");
     ensure!(
-        args.connect_timeout > 0.0 && args.connect_timeout.is_finite(),
-        "--connect-timeout must be a positive number of seconds"
+        args.connect_timeout > 0.0 && args.connect_timeout <= MAX_TIMEOUT_SECONDS,
+        "--connect-timeout must be a positive number of seconds, at most {MAX_TIMEOUT_SECONDS}"
     );
     ensure!(
-        args.peer_timeout > 0.0 && args.peer_timeout.is_finite(),
-        "--peer-timeout must be a positive number of seconds"
+        args.peer_timeout > 0.0 && args.peer_timeout <= MAX_TIMEOUT_SECONDS,
+        "--peer-timeout must be a positive number of seconds, at most {MAX_TIMEOUT_SECONDS}"
     );
     let spec = JoinSpec {
         predicate,

@@ -134,15 +134,15 @@ pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> 
 fn check_threads(topology: &Topology, threads: usize, oversubscribe: bool) -> Result<()> {
     crate::usage_ensure!(threads > 0, "--threads must be at least 1");
     let cpus = topology.allowed.cpus.len();
+    if threads > cpus && !oversubscribe {
+        return Err(crate::usage_error!("{threads} threads but this process may use only {cpus} CPUs (add --oversubscribe to run anyway)"));
+    }
     let max = cpus.saturating_mul(numakit_pool::MAX_THREADS_PER_CPU);
     crate::usage_ensure!(
         threads <= max,
         "--threads {threads} is more than {max}, even oversubscribed ({} per CPU)",
         numakit_pool::MAX_THREADS_PER_CPU
     );
-    if threads > cpus && !oversubscribe {
-        return Err(crate::usage_error!("{threads} threads but this process may use only {cpus} CPUs (add --oversubscribe to run anyway)"));
-    }
     Ok(())
 }
 

@@ -4,12 +4,12 @@
 //! other with no header. A record is a matrix row or a point.
 //!
 //! Reading checks that the bytes hold whole records and says how they fall
-//! short; writing goes through a temporary file renamed into place, so a
-//! failed write leaves no partial file behind. The shape beyond the record
+//! short; writing goes through the io layer's atomic writer (a temporary
+//! file renamed into place, removed on failure or SIGINT, swept as an
+//! orphan after SIGKILL), so no partial file is left behind. The shape beyond the record
 //! length (a square matrix, a number of points) is the application's to
 //! check.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Bytes per stored integer.
@@ -47,6 +47,10 @@ pub enum IntFileError {
         /// Integers per record.
         record_ints: usize,
     },
+
+    /// The file could not be written whole.
+    #[error(transparent)]
+    Write(#[from] numakit_io::IoError),
 
     /// The file could not be read, created, written or renamed.
     #[error("cannot {action} {path:?}: {source}")]
@@ -118,34 +122,10 @@ pub fn read_records(path: &Path, record_ints: usize) -> Result<Vec<i32>, IntFile
 /// Writes `values` to `path`, replacing it only once everything is
 /// written (through a temporary file beside it).
 pub fn write_ints(path: &Path, values: &[i32]) -> Result<(), IntFileError> {
-    let temporary = temporary_beside(path);
-    let result = write_then_rename(&temporary, path, &to_le_bytes(values));
-    if result.is_err() {
-        // Best effort: the temporary file may not even exist.
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
-}
-
-fn temporary_beside(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".partial-{}", std::process::id()));
-    path.with_file_name(name)
-}
-
-fn write_then_rename(temporary: &Path, path: &Path, bytes: &[u8]) -> Result<(), IntFileError> {
-    let fail = |action, p: &Path| {
-        let p = p.to_owned();
-        move |source| IntFileError::File {
-            action,
-            path: p,
-            source,
-        }
-    };
-    let mut file = std::fs::File::create(temporary).map_err(fail("create", temporary))?;
-    file.write_all(bytes).map_err(fail("write", temporary))?;
-    file.sync_all().map_err(fail("flush", temporary))?;
-    std::fs::rename(temporary, path).map_err(fail("rename into", path))
+    Ok(numakit_io::write_file_atomically(
+        path,
+        &to_le_bytes(values),
+    )?)
 }
 
 #[cfg(test)]
