@@ -6,7 +6,7 @@
 
 use numakit_cli::args::{PoolArgs, PoolBenchArgs};
 use numakit_cli::commands::bench::{pool_bench, render};
-use numakit_cli::reduce::DEFAULT_MORSEL_KIB;
+use numakit_cli::common::parallel_sum::DEFAULT_MORSEL_KIB;
 use numakit_placement::PlacementMode;
 
 fn env_or(name: &str, default: u64) -> u64 {

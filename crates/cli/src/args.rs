@@ -41,7 +41,7 @@ pub struct Cli {
     /// the process (its cgroup's limit and `ulimit -v` included). Every
     /// command checks its inputs, buffers and tables against it before it
     /// allocates: past it, one clear line naming the option, never an abort.
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_memory_limit)]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = crate::common::parse::memory_limit)]
     pub memory_limit: Option<MemoryLimit>,
 
     /// More detail on stderr (repeat for debug output).
@@ -78,27 +78,27 @@ pub enum Command {
     /// hash join, radix joins PRO and CPRL, or MPSM sort-merge join; inner,
     /// left outer, semi or anti. Prints the first result rows (or writes
     /// them with --out) and the time of each phase.
-    Join(crate::op_args::JoinArgs),
+    Join(crate::commands::ops::args::JoinArgs),
     /// Group by key columns of any type and compute any number of COUNT,
     /// SUM, MIN, MAX and AVG aggregates (--agg); one integer value column
     /// runs by shuffle, thread migration, or migration with state copy (Li
     /// §4.3), or the method numakit picks from an estimate of the groups.
-    Aggregate(crate::op_args::AggregateArgs),
+    Aggregate(crate::commands::ops::args::AggregateArgs),
     /// Sort a table by key columns of any type, ascending or descending,
     /// nulls first or last, carrying every column: local radix sort of
     /// order-preserving codes, sampled splitters, exchange through the
     /// shuffle, multi-way merge. Input already in order is not re-sorted.
-    Sort(crate::op_args::SortArgs),
+    Sort(crate::commands::ops::args::SortArgs),
     /// The Phoenix MapReduce applications on numakit's runtime (word-count,
     /// histogram, kmeans, linear-regression, matrix-multiply, pca,
     /// string-match), on generated input or Phoenix++ input files; the time
     /// of split, map, reduce and merge, and the speedup with --sweep.
-    Mapreduce(crate::mr_args::MapReduceArgs),
+    Mapreduce(crate::commands::mapreduce::args::MapReduceArgs),
     /// Measure the machine's NUMA character: latency and read/write/copy
     /// bandwidth between every pair of nodes (thread sweep to saturation,
     /// cross traffic), Kiefer's four experiments, and placement strategies
     /// for partitioned work; `--save` writes the machine for the simulator.
-    Probe(crate::probe_args::ProbeArgs),
+    Probe(crate::commands::probe::args::ProbeArgs),
     /// Benchmarks (medians of repetitions, measured side by side).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -106,7 +106,7 @@ pub enum Command {
     /// hash distribution or broadcast, ring-order exchange pipelined with
     /// the join, per-process loads, join span and intra-node gain.
     #[command(subcommand)]
-    Cluster(crate::cluster_args::ClusterCommand),
+    Cluster(crate::commands::cluster::args::ClusterCommand),
 }
 
 #[derive(Debug, Args)]
@@ -128,11 +128,11 @@ pub struct PoolArgs {
     pub threads: Option<usize>,
 
     /// Only these NUMA nodes, as a list such as `0,2-3`.
-    #[arg(long, value_name = "LIST", value_parser = parse_ids)]
+    #[arg(long, value_name = "LIST", value_parser = crate::common::parse::ids)]
     pub nodes: Option<IdSet>,
 
     /// Only these CPUs, as a list such as `0-7,16`.
-    #[arg(long, value_name = "LIST", value_parser = parse_ids)]
+    #[arg(long, value_name = "LIST", value_parser = crate::common::parse::ids)]
     pub cpus: Option<IdSet>,
 
     /// Huge pages for the data: `never` (exact per-page placement),
@@ -141,7 +141,7 @@ pub struct PoolArgs {
     pub huge_pages: HugePages,
 
     /// Morsel size in KiB: the unit of work queued at a node.
-    #[arg(long, default_value_t = crate::reduce::DEFAULT_MORSEL_KIB, value_name = "KIB", value_parser = parse_positive)]
+    #[arg(long, default_value_t = crate::common::parallel_sum::DEFAULT_MORSEL_KIB, value_name = "KIB", value_parser = crate::common::parse::positive)]
     pub morsel_kib: usize,
 }
 
@@ -159,34 +159,6 @@ impl PoolArgs {
         }
         builder
     }
-}
-
-fn parse_positive(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// The most repetitions a command runs (each keeps its timings).
-pub const MAX_REPS: usize = 10_000;
-
-/// `--reps`, in every command: from 1 to [`MAX_REPS`].
-pub(crate) fn parse_reps(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(n) if (1..=MAX_REPS).contains(&n) => Ok(n),
-        Ok(_) => Err(format!("must be from 1 to {MAX_REPS}")),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-fn parse_memory_limit(text: &str) -> Result<MemoryLimit, String> {
-    MemoryLimit::parse(text).map_err(|e| e.to_string())
-}
-
-pub(crate) fn parse_ids(text: &str) -> Result<IdSet, String> {
-    IdSet::parse_list(text).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -215,7 +187,7 @@ pub struct PoolBenchArgs {
     pub size_mib: u64,
 
     /// Repetitions of each method (alternating); medians are reported.
-    #[arg(long, default_value_t = 7, value_name = "N", value_parser = crate::args::parse_reps)]
+    #[arg(long, default_value_t = 7, value_name = "N", value_parser = crate::common::parse::reps)]
     pub reps: usize,
 
     #[command(flatten)]
@@ -267,7 +239,7 @@ pub struct ShuffleArgs {
     pub state_kib: usize,
 
     /// Repetitions of every schedule (min/median/max are reported).
-    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::args::parse_reps)]
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::common::parse::reps)]
     pub reps: usize,
 
     /// Also sweep the thread count (naive, ring and migration, tight), as

@@ -5,9 +5,10 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use numakit_cli::{
-    allocator, args::Cli, closed_pipe, commands, error_line, logger, output, signals, usage,
-};
+use numakit_cli::args::Cli;
+use numakit_cli::commands;
+use numakit_cli::common::{error_line, output, usage};
+use numakit_cli::process::{allocator, closed_pipe, logger, signals};
 
 fn main() -> ExitCode {
     closed_pipe::end_quietly_when_stdout_closes();

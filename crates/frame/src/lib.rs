@@ -44,7 +44,7 @@ pub use error::{FrameError, Result};
 pub struct RunOptions {
     /// Times the operator runs on the loaded inputs (results must agree).
     pub reps: usize,
-    /// Check the result against the plain reference ([`reference`]).
+    /// Check the result against the plain reference ([`mod@reference`]).
     pub verify: bool,
     /// Inputs with more rows than this are not verified (an error).
     pub verify_limit_rows: usize,

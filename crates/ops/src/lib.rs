@@ -10,7 +10,7 @@
 //! ([`Tuple`]), held in one node-placed chunk per pool worker. Wider keys
 //! and several payload columns are mapped onto this shape by the caller
 //! (dictionary codes for keys, row ids for payloads). Every operator has a
-//! plain sequential twin in [`reference`] that tests compare it with.
+//! plain sequential twin in [`mod@reference`] that tests compare it with.
 //!
 //! This crate does not read or write files and prints nothing: data in and
 //! out is the I/O layer's, presentation the CLI's.

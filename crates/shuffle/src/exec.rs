@@ -1,4 +1,4 @@
-//! Li §4.1's shuffle benchmark on the [`crate::exchange`] driver.
+//! Li §4.1's shuffle benchmark on the [`mod@crate::exchange`] driver.
 //!
 //! Worker t is consumer t (and producer t). A consumer either consumes in place (pull: it reads
 //! its piece where the producer left it) or transfers (push: it copies the

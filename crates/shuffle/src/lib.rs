@@ -6,7 +6,7 @@
 //! which step (naive, coordinated ring, coordinated random, thread
 //! migration with and without state copy); the executor runs a schedule on
 //! the pool, tight (lock-step) or loose, consuming in place or copying into
-//! consumer-local buffers. [`exchange`] is the same driver for operators:
+//! consumer-local buffers. [`mod@exchange`] is the same driver for operators:
 //! it calls the operator's closure for every (consumer, producer) visit.
 
 pub mod data;

@@ -9,9 +9,9 @@ use numakit_pool::{Pool, PoolBuilder};
 use serde::Serialize;
 
 use crate::args::{BenchCommand, PoolBenchArgs};
-use crate::format::{bytes, table, Spread};
-use crate::output;
-use crate::reduce;
+use crate::common::output;
+use crate::common::parallel_sum;
+use crate::render::format::{bytes, table, Spread};
 
 pub fn run(command: &BenchCommand, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     match command {
@@ -62,11 +62,12 @@ pub fn pool_bench(
         args.size_mib,
         pool.nodes()
     ));
-    crate::budget::check(
+    crate::common::budget::check(
         &format!("the benchmark's data (--size-mib {})", args.size_mib),
-        crate::budget::times(args.size_mib, 1 << 20),
+        crate::common::budget::times(args.size_mib, 1 << 20),
     )?;
-    let data = reduce::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.pool.huge_pages)?;
+    let data =
+        parallel_sum::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.pool.huge_pages)?;
     let (pool_gbs, plain_gbs) = alternate_sums(&pool, &data, args, &progress)?;
     progress(format!("dispatching {} empty tasks, 5 times", args.tasks));
     let dispatch: Vec<f64> = (0..5)
@@ -94,15 +95,15 @@ pub fn pool_bench(
 /// result verified.
 fn alternate_sums(
     pool: &Pool,
-    data: &reduce::PlacedData,
+    data: &parallel_sum::PlacedData,
     args: &PoolBenchArgs,
     progress: &dyn Fn(String),
 ) -> Result<(Spread, Spread)> {
     let pool_sum = || -> Result<()> {
-        let sum = reduce::pool_sum(pool, data, args.pool.morsel_kib)?;
-        reduce::verify(data, sum, "pool")
+        let sum = parallel_sum::pool_sum(pool, data, args.pool.morsel_kib)?;
+        parallel_sum::verify(data, sum, "pool")
     };
-    let plain_sum = || reduce::verify(data, reduce::plain_sum(pool, data)?, "plain");
+    let plain_sum = || parallel_sum::verify(data, parallel_sum::plain_sum(pool, data)?, "plain");
     pool_sum()?;
     plain_sum()?;
     let (mut pool_gbs, mut plain_gbs) = (Vec::new(), Vec::new());

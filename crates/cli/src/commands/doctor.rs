@@ -7,8 +7,8 @@ use numakit_placement::doctor::{self, Report, Status};
 use numakit_topology::Topology;
 use serde::Serialize;
 
-use crate::format::table;
-use crate::output;
+use crate::common::output;
+use crate::render::format::table;
 
 #[derive(Serialize)]
 struct DoctorOutput<'a> {

@@ -4,8 +4,8 @@
 
 use numakit_shuffle::{Strategy, Sync};
 
-use crate::chart::Bar;
-use crate::format::Spread;
+use crate::render::chart::Bar;
+use crate::render::format::Spread;
 
 /// A chart bar for one schedule: tight and loose in two colours.
 pub fn schedule_bar(strategy: Strategy, sync: Sync, gbs: &Spread) -> Bar {

@@ -1,28 +1,15 @@
 //! One module per command; `dispatch` runs the one the user asked for.
 
-pub mod aggregate;
 pub mod bench;
 pub mod cluster;
-pub mod cluster_local;
-pub mod cluster_report;
 pub mod doctor;
 pub mod figures;
-pub mod join;
 pub mod mapreduce;
-pub mod mapreduce_numeric;
-pub mod mr_output;
-pub mod opcommon;
+pub mod ops;
 pub mod probe;
-pub mod probe_render;
 pub mod run;
-pub mod run_cluster;
-pub mod run_mapreduce;
-pub mod run_ops;
-pub mod run_probe;
 pub mod shuffle;
 pub mod simulate;
-pub mod sort;
-pub mod tables;
 pub mod topo;
 
 use anyhow::Result;
@@ -30,14 +17,14 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 use crate::args::{BenchCommand, Cli, Command};
-use crate::cluster_args::ClusterCommand;
+use crate::commands::cluster::args::ClusterCommand;
 
 /// Runs the command; `Ok(false)` means "completed, but report failure"
 /// (the doctor found a failed check).
 pub fn dispatch(cli: &Cli) -> Result<bool> {
-    crate::budget::set(cli.memory_limit);
+    crate::common::budget::set(cli.memory_limit);
     let outputs = output_paths(&cli.command);
-    crate::files::check_writable(
+    crate::common::files::check_writable(
         outputs
             .iter()
             .map(|(option, path)| (*option, path.as_path())),
@@ -50,14 +37,18 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
             shuffle::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
         Command::Simulate(args) => simulate::run(args, cli.json).map(|()| true),
-        Command::Join(args) => join::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
+        Command::Join(args) => {
+            ops::join::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
+        }
         Command::Aggregate(args) => {
-            aggregate::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
+            ops::aggregate::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
         Command::Mapreduce(args) => {
             mapreduce::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
-        Command::Sort(args) => sort::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
+        Command::Sort(args) => {
+            ops::sort::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
+        }
         Command::Probe(args) => probe::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
         Command::Cluster(which) => {
             cluster::run(which, cli.placement, cli.json, cli.quiet).map(|()| true)
@@ -88,7 +79,10 @@ fn output_paths(command: &Command) -> Vec<(&'static str, PathBuf)> {
         Command::Mapreduce(a) => {
             let common = a.app.common();
             add("--output", &common.output);
-            if !matches!(a.app, crate::mr_args::MapReduceApp::MatrixMultiply(_)) {
+            if !matches!(
+                a.app,
+                crate::commands::mapreduce::args::MapReduceApp::MatrixMultiply(_)
+            ) {
                 add("--generate", &common.generate);
             }
         }

@@ -14,10 +14,10 @@ use numakit_topology::Topology;
 use serde::Serialize;
 
 use crate::args::ShuffleArgs;
-use crate::chart::{self, Bar, Series};
 use crate::commands::figures::{schedule_bar, sweep_path};
-use crate::format::{bytes, table, Spread};
-use crate::output;
+use crate::common::output;
+use crate::render::chart::{self, Bar, Series};
+use crate::render::format::{bytes, table, Spread};
 
 /// One schedule's measurements.
 #[derive(Serialize)]
@@ -80,7 +80,7 @@ impl Plan {
 fn parse_list<T: std::str::FromStr<Err = String>>(text: &str) -> Result<Vec<T>> {
     let items = text
         .split(',')
-        .map(|s| s.trim().parse::<T>().map_err(crate::usage::invalid))
+        .map(|s| s.trim().parse::<T>().map_err(crate::common::usage::invalid))
         .collect::<Result<Vec<T>>>()?;
     crate::usage_ensure!(!items.is_empty(), "empty list `{text}`");
     Ok(items)
@@ -92,8 +92,8 @@ fn parse(args: &ShuffleArgs) -> Result<Plan> {
     Ok(Plan {
         strategies: parse_list(&args.schedules)?,
         syncs: parse_list(&args.sync)?,
-        form: args.form.parse().map_err(crate::usage::invalid)?,
-        skew: args.skew.parse().map_err(crate::usage::invalid)?,
+        form: args.form.parse().map_err(crate::common::usage::invalid)?,
+        skew: args.skew.parse().map_err(crate::common::usage::invalid)?,
     })
 }
 
@@ -107,12 +107,12 @@ pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> 
     check_threads(&topology, threads, args.oversubscribe)?;
     check_memory(
         &topology,
-        crate::budget::times(args.size_mib, 1 << 20),
+        crate::common::budget::times(args.size_mib, 1 << 20),
         plan.form,
     )?;
-    crate::budget::check(
+    crate::common::budget::check(
         &format!("the consumers' state (--state-kib {})", args.state_kib),
-        crate::budget::times(args.state_kib, 1 << 10).saturating_mul(threads as u64),
+        crate::common::budget::times(args.state_kib, 1 << 10).saturating_mul(threads as u64),
     )?;
     let progress = |msg: String| {
         if !quiet {
@@ -155,7 +155,7 @@ fn check_memory(topology: &Topology, data_bytes: u64, form: Form) -> Result<()> 
     } else {
         data_bytes
     };
-    crate::budget::check("the shuffle's data (--size-mib)", need)?;
+    crate::common::budget::check("the shuffle's data (--size-mib)", need)?;
     if !topology.node_memory_is_reliable() {
         return Ok(());
     }
@@ -476,13 +476,13 @@ pub fn render(r: &ShuffleReport) -> String {
         ]);
     }
     let mut out = format!(
-        "shuffle: {} of u64 over {} threads ({} node(s) x {}), {:?} form, {:?} pieces, {} repetitions; every result verified; partitions {}\n\n{}",
+        "shuffle: {} of u64 over {} threads ({} node(s) x {}), {} form, {} pieces, {} repetitions; every result verified; partitions {}\n\n{}",
         bytes(r.bytes),
         r.threads,
         r.sockets,
         r.threads_per_socket,
-        r.form,
-        r.skew,
+        crate::render::format::name_of(&r.form),
+        crate::render::format::name_of(&r.skew),
         r.reps,
         if r.placed { "all on their producers' nodes" } else { "NOT all on their producers' nodes (placement refused?)" },
         table(&rows)

@@ -8,10 +8,10 @@ use numakit_sim::{plan as sim_plan, predict_machine, render_report, Calibration,
 use numakit_topology::{presets, Topology};
 
 use crate::args::SimulateArgs;
-use crate::chart::{self, Bar, Series};
 use crate::commands::figures::{schedule_bar, sweep_path};
-use crate::format::Spread;
-use crate::output;
+use crate::common::output;
+use crate::render::chart::{self, Bar, Series};
+use crate::render::format::Spread;
 use anyhow::Context;
 
 fn machine(spec: Option<&str>) -> Result<Topology> {

@@ -4,8 +4,8 @@ use anyhow::Result;
 use numakit_topology::{presets, CacheKind, Origin, Topology};
 
 use crate::args::TopoArgs;
-use crate::format::{bytes, opt, table};
-use crate::output;
+use crate::common::output;
+use crate::render::format::{bytes, opt, table};
 
 pub fn run(args: &TopoArgs, json: bool) -> Result<()> {
     if args.list_presets {

@@ -11,7 +11,7 @@
 //! 4. "merge join": worker i merge-joins its private run with the part of
 //!    every S run that overlaps its key range (found by binary search),
 //!    visiting the S runs in the order of the shuffle's coordinated ring
-//!    ([`numakit_shuffle::exchange`]), so that at every step each node's
+//!    ([`mod@numakit_shuffle::exchange`]), so that at every step each node's
 //!    memory is read by one consumer group instead of all piling on one;
 //! 5. "left-outer scan" (left outer, semi, anti): each worker emits the
 //!    tuples of its private run by the matched flags its merges set.

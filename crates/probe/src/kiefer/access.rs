@@ -3,7 +3,7 @@
 //! (so, unlike a pointer chase, the CPU overlaps their misses: the time per
 //! access is below memory latency, 26 ns on Kiefer's machine).
 //!
-//! The array is shared memory ([`AtomicWords`]): the cache-concurrency
+//! The array is shared memory ([`numakit_placement::AtomicWords`]): the cache-concurrency
 //! experiment has several threads write one array at once, and relaxed
 //! atomic loads and stores are plain moves. This module only accesses; who
 //! runs where is the experiments'.

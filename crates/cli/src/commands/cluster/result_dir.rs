@@ -48,7 +48,7 @@ use numakit_cluster::{PartOutcome, PartRecord, PartialResult, ResultRow};
 use serde::{Deserialize, Serialize};
 
 use crate::commands::cluster::sys;
-use crate::commands::opcommon::{signed_column, write_table};
+use crate::commands::ops::common::{signed_column, write_table};
 
 /// The manifest's file name.
 pub const MANIFEST: &str = "MANIFEST.json";

@@ -2,7 +2,7 @@
 //! workspace). This directory is the only place in numakit that uses
 //! timely.
 //!
-//! Connections are made by [`crate::transport::connect`] (with a
+//! Connections are made by [`mod@crate::transport::connect`] (with a
 //! deadline and a greeting that checks the peers belong to this join),
 //! wrapped in [`stream::MeteredStream`] and handed to timely's TCP layer,
 //! which starts one send and one receive thread per peer. One timely

@@ -1,0 +1,176 @@
+//! Options of `numakit cluster`: the distributed join across processes
+//! and machines (Chakraborty), launched on one machine (`--local P`) or as
+//! users start cluster jobs (a hostfile and a process index, from
+//! `--process` or from srun / mpirun).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Join R and S partitioned over P processes: equi-joins by hash
+    /// distribution, non-equi joins by broadcasting the smaller relation;
+    /// every process computes on its pool while it sends and receives, in
+    /// ring order or all at once, joins each bucket as it arrives, and
+    /// reports to the sink (process 0). Prints the result, each process's
+    /// computation and communication loads, join span and intra-node gain.
+    ///
+    /// Quick try on this machine: `numakit cluster join --local 4 --verify`.
+    /// On a cluster: list one `host:port` per process in a hostfile and
+    /// start `numakit cluster join --hostfile hosts --process I` on each
+    /// machine, or let srun / mpirun start them (the index then comes from
+    /// SLURM_PROCID or OMPI_COMM_WORLD_RANK; with mpirun pass
+    /// `--bind-to none` so each process keeps all its CPUs for its pool).
+    Join(ClusterJoinArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ClusterJoinArgs {
+    /// Start P processes of this program on this machine (loopback) and
+    /// show the sink's result.
+    #[arg(long, value_name = "P", conflicts_with = "hostfile")]
+    pub local: Option<usize>,
+
+    /// A file listing every process's address, one `host:port` (or
+    /// `host`, see --port) per line, in process order.
+    #[arg(long, value_name = "FILE", group = "peers")]
+    pub hostfile: Option<PathBuf>,
+
+    /// Internal (what --local gives its processes instead of a hostfile):
+    /// every process's `host:port`, comma-separated, in process order.
+    #[arg(
+        long,
+        value_name = "ADDRS",
+        group = "peers",
+        conflicts_with = "local",
+        hide = true
+    )]
+    pub addresses: Option<String>,
+
+    /// This process's index in the hostfile (default: SLURM_PROCID,
+    /// OMPI_COMM_WORLD_RANK or PMI_RANK).
+    #[arg(long, value_name = "I", requires = "peers")]
+    pub process: Option<usize>,
+
+    /// Port of hostfile lines without one: PORT + the line's index.
+    #[arg(long, default_value_t = 7400, value_name = "PORT")]
+    pub port: u16,
+
+    /// Rows of R over all processes (generated).
+    #[arg(long, default_value = "1M", value_name = "N", value_parser = crate::common::parse::count)]
+    pub rows_r: u64,
+
+    /// Rows of S over all processes (generated).
+    #[arg(long, default_value = "4M", value_name = "N", value_parser = crate::common::parse::count)]
+    pub rows_s: u64,
+
+    /// Generated keys: foreign-key (R a primary key 1..=|R|, each S row
+    /// matching one R row), zipf (R the same, S's keys Zipf-skewed over
+    /// R's, see --zipf), uniform (both uniform over 1..=|R|), dense (R
+    /// 1..=|R| and S 1..=|S|, each once).
+    #[arg(long, default_value = "foreign-key", value_name = "DIST")]
+    pub keys: String,
+
+    /// Exponent of --keys zipf.
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    pub zipf: f64,
+
+    /// Seed of the generated data (S uses SEED + 1).
+    #[arg(long, default_value_t = 42, value_name = "N")]
+    pub seed: u64,
+
+    /// Each process's R from a file (CSV, Parquet, Arrow); `{process}` in
+    /// the path becomes the process index.
+    #[arg(long, value_name = "FILE", requires = "right")]
+    pub left: Option<String>,
+
+    /// Each process's S from a file, like --left.
+    #[arg(long, value_name = "FILE", requires = "left")]
+    pub right: Option<String>,
+
+    /// Key column of the files.
+    #[arg(long, default_value = "key", value_name = "COL")]
+    pub key: String,
+
+    /// Payload column of the files (default: the row's number, with the
+    /// process index in the top 16 bits).
+    #[arg(long, value_name = "COL")]
+    pub payload: Option<String>,
+
+    /// The join predicate: eq (hash distribution), band:W (|r.key -
+    /// s.key| <= W) or lt (r.key < s.key); the non-equi ones broadcast.
+    #[arg(long, default_value = "eq", value_name = "PRED")]
+    pub predicate: String,
+
+    /// Send order: ring (phase k sends to (i+k) mod P) or all-at-once; a
+    /// comma-separated list runs each in turn and compares them.
+    #[arg(long, default_value = "ring", value_name = "ORDER")]
+    pub order: String,
+
+    /// What the sink gets: count, sum (count and a checksum of every row,
+    /// aggregated on the fly), sample:N (the N smallest rows too), or
+    /// files:DIR (every process writes its rows to DIR/part-I.csv; DIR is
+    /// replaced as a whole, with a MANIFEST.json, only once every part is
+    /// complete, and only if it is new, empty or an earlier result; every
+    /// process must see the same DIR). Default: sum, or count for lt
+    /// (whose result is huge).
+    #[arg(long, value_name = "SINK")]
+    pub sink: Option<String>,
+
+    /// Non-equi joins: the relation to broadcast, left, right or auto (the
+    /// smaller; left for files).
+    #[arg(long, default_value = "auto", value_name = "SIDE")]
+    pub broadcast: String,
+
+    /// Worker threads per process (default: the CPUs this process may
+    /// use, divided among the --local processes).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Buckets per process (equi-joins): the unit of sending and of tasks.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub buckets: u32,
+
+    /// Rows per broadcast block (non-equi joins).
+    #[arg(long, default_value = "64K", value_name = "N", value_parser = crate::common::parse::count)]
+    pub block_rows: u64,
+
+    /// Check the result against numakit's single-machine join of the same
+    /// data, computed by the sink (limited to 50M input rows).
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Runs with --local 1, 2, ..., P (the same data) and reports the
+    /// speedup of each over one process.
+    #[arg(long, requires = "local")]
+    pub sweep: bool,
+
+    /// Repetitions of each run (medians are reported).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::common::parse::reps)]
+    pub reps: usize,
+
+    /// Draw the loads and spans per process (or the sweep's speedup) as
+    /// an SVG chart.
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+
+    /// Seconds to wait for every peer to connect.
+    #[arg(long, default_value_t = 20.0, value_name = "SECS")]
+    pub connect_timeout: f64,
+
+    /// Seconds a connected peer may send nothing, not even a heartbeat
+    /// (peers beat five times as often, at least every 2 s), before the
+    /// join stops with an error naming it: a peer stopped (SIGSTOP),
+    /// hung, or cut off by the network while its machine still answers.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub peer_timeout: f64,
+
+    /// Testing: process I fails after writing its part (files:DIR).
+    #[arg(long, value_name = "I", hide = true)]
+    pub fail_part_write: Option<usize>,
+
+    /// Testing: every join task sleeps this long (makes a join slow).
+    #[arg(long, default_value_t = 0, value_name = "MS", hide = true)]
+    pub task_delay_ms: u64,
+}

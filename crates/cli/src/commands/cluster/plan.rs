@@ -1,0 +1,178 @@
+//! What the options of `cluster join` ask for, checked before any
+//! process starts or connects: the join spec (predicate, send order,
+//! broadcast side, sink), the generated relations, the timeouts and
+//! buckets within bounds, the threads per process, and whether the data
+//! fits the memory limit. Every error here is one of the command line.
+
+use crate::commands::cluster::args::ClusterJoinArgs;
+use anyhow::{bail, ensure, Result};
+use numakit_cluster::{JoinSpec, Output, Predicate, SendOrder, Side};
+use numakit_ops::datagen::{GenSpec, KeyDist};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Refuses relations whose share would not fit this process: its share
+/// of both generated relations, and as much again received from peers
+/// (the hash distribution's frames, or a broadcast relation whole).
+pub fn check_memory(args: &ClusterJoinArgs, processes: usize) -> Result<()> {
+    if args.left.is_some() {
+        return Ok(()); // files: read and checked by the loader
+    }
+    let rows = args.rows_r.saturating_add(args.rows_s);
+    let share = crate::common::budget::times(rows, 16) / processes.max(1) as u64;
+    let broadcast = crate::common::budget::times(args.rows_r.min(args.rows_s), 16);
+    crate::common::budget::check(
+        &format!(
+            "{} (--rows-r {} --rows-s {})",
+            if processes > 1 {
+                "a process's share of the relations and what it receives"
+            } else {
+                "the relations and what the processes exchange"
+            },
+            args.rows_r,
+            args.rows_s
+        ),
+        share.saturating_mul(2).saturating_add(broadcast),
+    )
+}
+
+/// The parsed options shared by every process.
+pub struct Plan {
+    pub spec: JoinSpec,
+    pub files_dir: Option<PathBuf>,
+    pub left_spec: GenSpec,
+    pub right_spec: GenSpec,
+}
+
+/// The join spec and data of `args` (one send order: the first listed);
+/// any error is one of the command line.
+pub fn plan(args: &ClusterJoinArgs) -> Result<Plan> {
+    crate::common::usage::arguments(plan_of(args))
+}
+
+/// The longest --connect-timeout or --peer-timeout: a day.
+const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// The most hash buckets a join may ask for (each has a table and frames
+/// in every process; more than this only costs memory and messages).
+const MAX_BUCKETS: u32 = 1 << 20;
+
+fn plan_of(args: &ClusterJoinArgs) -> Result<Plan> {
+    let predicate = Predicate::parse(&args.predicate).map_err(anyhow::Error::msg)?;
+    let order = orders(&args.order)?[0];
+    let (output, files_dir) = sink_of(args.sink.as_deref(), predicate)?;
+    let (left_spec, right_spec) = generated_specs(args)?;
+    let broadcast = match args.broadcast.as_str() {
+        "left" => Side::Left,
+        "right" => Side::Right,
+        "auto" if args.left.is_none() && right_spec.rows < left_spec.rows => Side::Right,
+        "auto" => Side::Left,
+        other => bail!("unknown --broadcast `{other}` (left, right, auto)"),
+    };
+    ensure!(
+        args.buckets > 0 && args.buckets <= MAX_BUCKETS,
+        "--buckets must be from 1 to {MAX_BUCKETS}"
+    );
+    ensure!(args.block_rows > 0, "--block-rows must be at least 1");
+    ensure!(
+        args.connect_timeout > 0.0 && args.connect_timeout <= MAX_TIMEOUT_SECONDS,
+        "--connect-timeout must be a positive number of seconds, at most {MAX_TIMEOUT_SECONDS}"
+    );
+    ensure!(
+        args.peer_timeout > 0.0 && args.peer_timeout <= MAX_TIMEOUT_SECONDS,
+        "--peer-timeout must be a positive number of seconds, at most {MAX_TIMEOUT_SECONDS}"
+    );
+    let spec = JoinSpec {
+        predicate,
+        order,
+        buckets: args.buckets,
+        block_rows: usize::try_from(args.block_rows)?,
+        broadcast,
+        output,
+        task_delay: Duration::from_millis(args.task_delay_ms),
+    };
+    Ok(Plan {
+        spec,
+        files_dir,
+        left_spec,
+        right_spec,
+    })
+}
+
+/// Parses a comma-separated list of send orders.
+pub fn orders(text: &str) -> Result<Vec<SendOrder>> {
+    let list = text
+        .split(',')
+        .map(|s| s.trim().parse::<SendOrder>().map_err(anyhow::Error::msg))
+        .collect::<Result<Vec<_>>>()?;
+    ensure!(!list.is_empty(), "--order names no order");
+    Ok(list)
+}
+
+fn sink_of(text: Option<&str>, predicate: Predicate) -> Result<(Output, Option<PathBuf>)> {
+    let text = text.unwrap_or(if predicate == Predicate::Less {
+        "count"
+    } else {
+        "sum"
+    });
+    Ok(match text.split_once(':') {
+        None if text == "count" => (Output::Count, None),
+        None if text == "sum" => (Output::Checksum, None),
+        Some(("sample", n)) => {
+            let n: usize = n
+                .parse()
+                .map_err(|_| anyhow::anyhow!("sample:N needs a number of rows, not `{n}`"))?;
+            ensure!(n > 0, "sample:N needs N >= 1");
+            (Output::Sample(n), None)
+        }
+        Some(("files", dir)) if !dir.is_empty() => (Output::Rows, Some(PathBuf::from(dir))),
+        _ => bail!("unknown --sink `{text}` (count, sum, sample:N, files:DIR)"),
+    })
+}
+
+fn generated_specs(args: &ClusterJoinArgs) -> Result<(GenSpec, GenSpec)> {
+    let (r, s) = (args.rows_r, args.rows_s);
+    let (lk, rk) = match args.keys.as_str() {
+        "foreign-key" | "fk" => (
+            KeyDist::Dense,
+            KeyDist::ForeignKey {
+                build_rows: r.max(1),
+            },
+        ),
+        "zipf" => (
+            KeyDist::Dense,
+            KeyDist::Zipf {
+                distinct: r.max(1),
+                exponent: args.zipf,
+            },
+        ),
+        "uniform" => (
+            KeyDist::Uniform { max: r.max(1) },
+            KeyDist::Uniform { max: r.max(1) },
+        ),
+        "dense" => (KeyDist::Dense, KeyDist::Dense),
+        other => bail!("unknown --keys `{other}` (foreign-key, zipf, uniform, dense)"),
+    };
+    ensure!(
+        args.zipf >= 0.0 && args.zipf.is_finite(),
+        "--zipf must be a finite number >= 0"
+    );
+    let left = GenSpec {
+        rows: r,
+        keys: lk,
+        seed: args.seed,
+    };
+    let right = GenSpec {
+        rows: s,
+        keys: rk,
+        seed: args.seed.wrapping_add(1),
+    };
+    Ok((left, right))
+}
+
+/// The threads each of `processes` local processes gets by default.
+pub fn threads_per_process(processes: usize) -> Result<usize> {
+    let topology = Arc::new(numakit_topology::discover()?);
+    Ok((topology.allowed.cpus.len() / processes.max(1)).max(1))
+}

@@ -1,0 +1,174 @@
+//! Options of `numakit mapreduce <app>`: the seven Phoenix applications on
+//! numakit's MapReduce runtime.
+//!
+//! Every application runs on generated input by default (reproducible from
+//! `--seed`), or on a file in the format the Phoenix++ program reads;
+//! `--generate FILE` writes the generated input in that format and exits,
+//! so that other systems can run on exactly the same bytes.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+#[derive(Debug, Args)]
+pub struct MapReduceArgs {
+    #[command(subcommand)]
+    pub app: MapReduceApp,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MapReduceApp {
+    /// Count the words of a text (upper-cased), most frequent first.
+    WordCount(TextArgs),
+    /// Red, green and blue histograms of a 24-bit BMP image.
+    Histogram(TextArgs),
+    /// k-means clustering of d-dimensional integer points (one MapReduce
+    /// job per iteration on one reused pool, until no point moves).
+    Kmeans(KmeansArgs),
+    /// Least-squares line through (x, y) byte pairs.
+    LinearRegression(TextArgs),
+    /// Product of two square integer matrices.
+    MatrixMultiply(MatrixArgs),
+    /// Mean vector and covariance matrix of the rows of an integer matrix.
+    Pca(PcaArgs),
+    /// Which keys of a file match a fixed set of encrypted words.
+    StringMatch(TextArgs),
+}
+
+/// What every application shares.
+impl MapReduceApp {
+    /// The options every application shares.
+    pub fn common(&self) -> &MrCommon {
+        match self {
+            MapReduceApp::WordCount(a)
+            | MapReduceApp::Histogram(a)
+            | MapReduceApp::LinearRegression(a)
+            | MapReduceApp::StringMatch(a) => &a.common,
+            MapReduceApp::Kmeans(a) => &a.common,
+            MapReduceApp::MatrixMultiply(a) => &a.common,
+            MapReduceApp::Pca(a) => &a.common,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MrCommon {
+    /// Read the input from FILE (the Phoenix++ program's format; for
+    /// matrix-multiply a folder with matrix_file_A.txt and
+    /// matrix_file_B.txt). Without it, the input is generated from --seed.
+    #[arg(long, value_name = "FILE", conflicts_with = "generate")]
+    pub input: Option<PathBuf>,
+
+    /// Write the generated input to FILE in the Phoenix++ program's format
+    /// and exit.
+    #[arg(long, value_name = "FILE")]
+    pub generate: Option<PathBuf>,
+
+    /// Write the full result to FILE as CSV (every word, bin, mean or
+    /// matrix row), whole or not at all: nothing is written when the run
+    /// fails or --verify finds a difference.
+    #[arg(long, value_name = "FILE", conflicts_with = "generate")]
+    pub output: Option<PathBuf>,
+
+    /// Worker threads (default: one per allowed CPU), spread evenly over nodes.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Repetitions (min/median/max are reported).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::common::parse::reps)]
+    pub reps: usize,
+
+    /// Seed of the generated input (default 42; kmeans, pca and
+    /// matrix-multiply draw from the C library's rand() and default to 1,
+    /// the stream the Phoenix++ programs use, which never seed it).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Check the result against a plain sequential implementation.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Speedup from 1 thread to all, with the time of split, map, reduce
+    /// and merge at each thread count (Phoenix Figure 10).
+    #[arg(long)]
+    pub sweep: bool,
+
+    /// How a file reaches memory: mapped (populated up front), read into
+    /// buffers placed on the pool's nodes, or auto: mapped on a machine
+    /// with one node (nothing to place; the page cache's pages are used
+    /// as they are), read and placed on several (word count always reads:
+    /// it upper-cases its text in place).
+    #[arg(long, value_enum, default_value_t = InputMode::Auto, value_name = "MODE")]
+    pub input_mode: InputMode,
+
+    /// Bytes of input per map task, in KiB (default: the runtime's).
+    #[arg(long, value_name = "KIB")]
+    pub chunk_kib: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputMode {
+    /// mmap with one node, read with several.
+    Auto,
+    /// Memory-map the file (pages land where the kernel's page cache has them).
+    Mmap,
+    /// Read the file into node-placed buffers, a share per node.
+    Read,
+}
+
+/// Applications whose input is one file of bytes.
+#[derive(Debug, Args)]
+pub struct TextArgs {
+    #[command(flatten)]
+    pub common: MrCommon,
+
+    /// Size of the generated input in MiB.
+    #[arg(long, default_value_t = 16, value_name = "MIB")]
+    pub size_mib: u64,
+
+    /// Result rows to print (word count: the most frequent words).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct KmeansArgs {
+    #[command(flatten)]
+    pub common: MrCommon,
+
+    /// Points (generated).
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub points: usize,
+
+    /// Dimensions of a point.
+    #[arg(long, default_value_t = 3, value_name = "D")]
+    pub dims: usize,
+
+    /// Clusters (at most 100, as the original).
+    #[arg(long, default_value_t = 100, value_name = "K")]
+    pub clusters: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    #[command(flatten)]
+    pub common: MrCommon,
+
+    /// Rows and columns of each matrix.
+    #[arg(long, default_value_t = 500, value_name = "N")]
+    pub size: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct PcaArgs {
+    #[command(flatten)]
+    pub common: MrCommon,
+
+    /// Rows of the matrix.
+    #[arg(long, default_value_t = 500, value_name = "R")]
+    pub rows: usize,
+
+    /// Columns of the matrix.
+    #[arg(long, default_value_t = 500, value_name = "C")]
+    pub cols: usize,
+}

@@ -1,0 +1,316 @@
+//! `numakit aggregate`: group-by COUNT, SUM, MIN, MAX and AVG on generated
+//! data or a file, each chosen method measured side by side; `--sweep`
+//! shows Li Figure 10's crossover as the number of groups grows.
+
+use anyhow::{ensure, Context, Result};
+use numakit_io::{Column, IntKind, Table};
+use numakit_ops::aggregate::{aggregate, AggMethod, AggOptions, AggResult, Group};
+use numakit_ops::datagen::KeyDist;
+use numakit_ops::{reference, PhaseTime, Relation};
+use numakit_placement::PlacementMode;
+use numakit_pool::Pool;
+use serde::Serialize;
+
+use crate::commands::ops::args::AggregateArgs;
+use crate::commands::ops::common::{
+    build_pool, check_verify_size, column_list, generated, key_dist, median_phases,
+    throughput_header, write_table, Throughput,
+};
+use crate::commands::ops::tables;
+use crate::common::output;
+use crate::common::progress::Spinner;
+use crate::render::format::table;
+
+/// One method's measurements.
+#[derive(Serialize)]
+pub struct MethodReport {
+    /// What was asked for (`auto` included).
+    pub asked: AggMethod,
+    /// What ran.
+    pub ran: Option<AggMethod>,
+    pub reason: String,
+    pub estimated_groups: Option<u64>,
+    #[serde(flatten)]
+    pub throughput: Throughput,
+    pub phases: Vec<PhaseTime>,
+}
+
+/// Everything `numakit aggregate` reports.
+#[derive(Serialize)]
+pub struct AggregateReport {
+    pub input_rows: u64,
+    pub threads: usize,
+    /// Number of groups (the same for every method).
+    pub rows: u64,
+    /// Median seconds of the fastest method.
+    pub seconds: f64,
+    pub methods: Vec<MethodReport>,
+    pub verified: bool,
+    /// With --sweep: (groups, method, median seconds).
+    pub sweep: Vec<(u64, AggMethod, f64)>,
+}
+
+fn methods(spec: &str) -> Result<Vec<AggMethod>> {
+    let mut list = Vec::new();
+    for name in column_list(spec) {
+        if name == "all" {
+            list.extend(AggMethod::ALL);
+        } else {
+            list.push(name.parse().map_err(crate::common::usage::invalid)?);
+        }
+    }
+    crate::usage_ensure!(!list.is_empty(), "--method names no method");
+    list.dedup();
+    Ok(list)
+}
+
+/// The generated input relation (keys unsigned).
+fn input(pool: &Pool, args: &AggregateArgs) -> Result<Relation> {
+    let dist = match &args.keys {
+        Some(spec) => key_dist(spec, args.rows)?,
+        None => KeyDist::Uniform { max: args.groups },
+    };
+    let mut rel = generated(pool, ("--rows", args.rows), dist, args.common.seed)?;
+    // Values in -1000..1000, like the comparison workload.
+    for chunk in rel.chunks_mut() {
+        for t in chunk.tuples.iter_mut() {
+            let v = (numakit_ops::datagen::splitmix64(t.payload) % 2000) as i64 - 1000;
+            t.payload = v as u64;
+        }
+    }
+    Ok(rel)
+}
+
+/// Runs every method `reps` times; returns the reports and one result.
+fn measure(
+    pool: &Pool,
+    rel: &Relation,
+    list: &[AggMethod],
+    reps: usize,
+    spinner: &Spinner,
+) -> Result<(Vec<MethodReport>, AggResult)> {
+    // The cache probe runs once per process; not inside the first timing.
+    numakit_ops::cache_probe::measured();
+    let mut runs: Vec<Vec<AggResult>> = (0..list.len()).map(|_| Vec::new()).collect();
+    for rep in 0..reps {
+        for (i, &method) in list.iter().enumerate() {
+            spinner.set_prefix(format!("aggregate {}, rep {}", method.name(), rep + 1));
+            let r = aggregate(pool, rel, &AggOptions::new(method), spinner)
+                .with_context(|| format!("{} aggregation", method.name()))?;
+            if let Some(first) = runs.iter().flatten().next() {
+                ensure!(
+                    first.group_count() == r.group_count(),
+                    "{} found {} groups but an earlier run found {}",
+                    method.name(),
+                    r.group_count(),
+                    first.group_count()
+                );
+            }
+            runs[i].push(r);
+        }
+    }
+    let reports = list
+        .iter()
+        .zip(&runs)
+        .map(|(&asked, rs)| {
+            let times: Vec<f64> = rs
+                .iter()
+                .map(|r| numakit_ops::timing::total_seconds(&r.phases))
+                .collect();
+            let phases: Vec<Vec<PhaseTime>> = rs.iter().map(|r| r.phases.clone()).collect();
+            MethodReport {
+                asked,
+                ran: rs[0].method,
+                reason: rs[0].reason.clone(),
+                estimated_groups: rs[0].estimated_groups,
+                throughput: Throughput::of(&times, rel.len() as u64),
+                phases: median_phases(&phases),
+            }
+        })
+        .collect();
+    let one = runs.into_iter().flatten().next().context("nothing ran")?;
+    Ok((reports, one))
+}
+
+pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    if let Some(path) = &args.input {
+        crate::usage_ensure!(!args.sweep, "--sweep runs on generated data; drop --input");
+        let pool = build_pool(&args.common, mode)?;
+        return tables::aggregate::run(&pool, path, args, json, quiet);
+    }
+    crate::usage_ensure!(
+        args.agg.is_none(),
+        "--agg works on files (--input); generated inputs compute count, sum, min, max and avg of their value"
+    );
+    let list = methods(&args.method)?;
+    check_verify_size(args.common.verify, args.rows)?;
+    let pool = build_pool(&args.common, mode)?;
+    let spinner = Spinner::new(quiet || json);
+    spinner.set_prefix("loading input");
+    let rel = input(&pool, args)?;
+    check_verify_size(args.common.verify, rel.len() as u64)?;
+    let (reports, result) = measure(&pool, &rel, &list, args.common.reps, &spinner)?;
+    let verified = args.common.verify && verify(&rel, &result)?;
+    let sweep = if args.sweep {
+        sweep(&pool, args, &spinner)?
+    } else {
+        Vec::new()
+    };
+    spinner.finish();
+    if let Some(path) = &args.common.out {
+        write_table(
+            path,
+            &groups_table(&result.sorted(), IntKind::Unsigned)?,
+            args.common.format,
+        )?;
+    }
+    let seconds = reports
+        .iter()
+        .map(|m| m.throughput.seconds.median)
+        .fold(f64::INFINITY, f64::min);
+    let report = AggregateReport {
+        input_rows: rel.len() as u64,
+        threads: pool.workers(),
+        rows: result.group_count() as u64,
+        seconds,
+        methods: reports,
+        verified,
+        sweep,
+    };
+    output::report(json, &report, || render(&report))?;
+    Ok(())
+}
+
+fn verify(rel: &Relation, result: &AggResult) -> Result<bool> {
+    let want = reference::aggregate(&rel.to_vec());
+    let got = result.sorted();
+    ensure!(
+        want == got,
+        "wrong result: {} groups, the reference has {} (or their aggregates differ)",
+        got.len(),
+        want.len()
+    );
+    Ok(true)
+}
+
+/// Li Figure 10: every method over growing numbers of groups.
+fn sweep(
+    pool: &Pool,
+    args: &AggregateArgs,
+    spinner: &Spinner,
+) -> Result<Vec<(u64, AggMethod, f64)>> {
+    let methods = AggMethod::ALL;
+    let mut out = Vec::new();
+    let mut groups = 1024u64;
+    while groups <= args.rows.max(1024) && groups <= 16 << 20 {
+        let rel = generated(
+            pool,
+            ("--rows", args.rows),
+            KeyDist::Uniform { max: groups },
+            args.common.seed,
+        )?;
+        let (reports, _) = measure(pool, &rel, &methods, args.common.reps, spinner)?;
+        for m in reports {
+            out.push((groups, m.asked, m.throughput.seconds.median));
+        }
+        groups *= 4;
+    }
+    Ok(out)
+}
+
+/// Groups as a table in key order: key, count, sum, min, max.
+fn groups_table(groups: &[Group], key_kind: IntKind) -> Result<Table> {
+    let sums = groups
+        .iter()
+        .map(|g| {
+            i64::try_from(g.sum).map(|s| s as u64).map_err(|_| {
+                anyhow::anyhow!(
+                    "the sum of group {} ({}) does not fit in int64",
+                    g.key,
+                    g.sum
+                )
+            })
+        })
+        .collect::<Result<Vec<u64>>>()?;
+    let col = |name: &str, kind, values| Column {
+        name: name.into(),
+        kind,
+        values,
+    };
+    Ok(Table {
+        columns: vec![
+            col("key", key_kind, groups.iter().map(|g| g.key).collect()),
+            col(
+                "count",
+                IntKind::Unsigned,
+                groups.iter().map(|g| g.count).collect(),
+            ),
+            col("sum", IntKind::Signed, sums),
+            col(
+                "min",
+                IntKind::Signed,
+                groups.iter().map(|g| g.min as u64).collect(),
+            ),
+            col(
+                "max",
+                IntKind::Signed,
+                groups.iter().map(|g| g.max as u64).collect(),
+            ),
+        ],
+    })
+}
+
+fn render(r: &AggregateReport) -> String {
+    let mut rows = vec![throughput_header(&["method", "ran"])];
+    for m in &r.methods {
+        let mut row = vec![
+            m.asked.name().to_string(),
+            m.ran.map_or("-", AggMethod::name).to_string(),
+        ];
+        row.extend(m.throughput.cells(&m.phases));
+        rows.push(row);
+    }
+    let mut out = format!(
+        "group-by of {} rows on {} threads: {} groups\n\n{}",
+        r.input_rows,
+        r.threads,
+        r.rows,
+        table(&rows)
+    );
+    for m in r.methods.iter().filter(|m| !m.reason.is_empty()) {
+        out.push_str(&format!("\n{}: {}", m.asked.name(), m.reason));
+    }
+    if !r.sweep.is_empty() {
+        out.push_str("\n\nLi Figure 10 on this machine (median seconds):\n");
+        out.push_str(&sweep_table(&r.sweep));
+    }
+    if r.verified {
+        out.push_str("\nverified against the sequential reference");
+    }
+    out
+}
+
+fn sweep_table(sweep: &[(u64, AggMethod, f64)]) -> String {
+    let mut groups: Vec<u64> = sweep.iter().map(|s| s.0).collect();
+    groups.dedup();
+    let methods: Vec<AggMethod> = sweep
+        .iter()
+        .take_while(|s| s.0 == groups[0])
+        .map(|s| s.1)
+        .collect();
+    let mut rows = vec![std::iter::once("groups".to_string())
+        .chain(methods.iter().map(|m| m.name().to_string()))
+        .collect::<Vec<_>>()];
+    for g in groups {
+        let mut row = vec![g.to_string()];
+        for m in &methods {
+            let s = sweep
+                .iter()
+                .find(|s| s.0 == g && s.1 == *m)
+                .map_or(f64::NAN, |s| s.2);
+            row.push(format!("{s:.3}"));
+        }
+        rows.push(row);
+    }
+    table(&rows)
+}

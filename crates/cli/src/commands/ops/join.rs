@@ -1,0 +1,337 @@
+//! `numakit join`: equi-joins on generated data or files, every chosen
+//! algorithm measured side by side, results checked to agree (and against
+//! the sequential reference with `--verify`).
+
+use anyhow::{ensure, Context, Result};
+use numakit_ops::join::{
+    join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput, JoinResult, JoinRow,
+};
+use numakit_ops::{reference, PhaseTime, Relation};
+use numakit_placement::PlacementMode;
+use numakit_pool::Pool;
+use serde::Serialize;
+
+use crate::commands::ops::args::JoinArgs;
+use crate::commands::ops::common::{
+    build_pool, check_verify_size, column_list, generated, key_dist, median_phases,
+    throughput_header, Throughput,
+};
+use crate::commands::ops::tables;
+use crate::common::output;
+use crate::common::progress::Spinner;
+use crate::render::format::table;
+
+/// One algorithm's measurements.
+#[derive(Serialize)]
+pub struct AlgorithmReport {
+    pub algorithm: JoinAlgorithm,
+    #[serde(flatten)]
+    pub throughput: Throughput,
+    /// Median time of each phase.
+    pub phases: Vec<PhaseTime>,
+}
+
+/// Everything `numakit join` reports.
+#[derive(Serialize)]
+pub struct JoinReport {
+    pub left_rows: u64,
+    pub right_rows: u64,
+    pub threads: usize,
+    pub kind: JoinKind,
+    pub output: JoinOutput,
+    /// Result rows (the same for every algorithm and repetition).
+    pub rows: u64,
+    pub checksum: u64,
+    /// Median seconds of the fastest algorithm.
+    pub seconds: f64,
+    pub fastest: JoinAlgorithm,
+    /// Why `auto` picked its algorithm (when asked for `auto`).
+    pub auto_reason: Option<String>,
+    pub algorithms: Vec<AlgorithmReport>,
+    pub verified: bool,
+}
+
+fn algorithms(
+    spec: &str,
+    pool: &Pool,
+    rows: (usize, usize),
+) -> Result<(Vec<JoinAlgorithm>, Option<String>)> {
+    let mut list = Vec::new();
+    let mut reason = None;
+    for name in column_list(spec) {
+        match name.as_str() {
+            "all" => list.extend(JoinAlgorithm::ALL),
+            "auto" => {
+                let (a, why) = numakit_ops::join::choose::recommend(pool, rows.0, rows.1);
+                list.push(a);
+                reason = Some(why);
+            }
+            other => list.push(other.parse().map_err(crate::common::usage::invalid)?),
+        }
+    }
+    crate::usage_ensure!(!list.is_empty(), "--algorithm names no algorithm");
+    list.dedup();
+    Ok((list, reason))
+}
+
+struct Inputs {
+    left: Relation,
+    right: Relation,
+}
+
+fn inputs(pool: &Pool, args: &JoinArgs) -> Result<Inputs> {
+    let right_keys = args
+        .right_keys
+        .clone()
+        .unwrap_or_else(|| format!("fk:{}", args.left_rows));
+    let left = generated(
+        pool,
+        ("--left-rows", args.left_rows),
+        key_dist(&args.left_keys, args.left_rows)?,
+        args.common.seed,
+    )?;
+    let right = generated(
+        pool,
+        ("--right-rows", args.right_rows),
+        key_dist(&right_keys, args.right_rows)?,
+        args.common.seed.wrapping_add(1),
+    )?;
+    Ok(Inputs { left, right })
+}
+
+pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    if let (Some(left), Some(right)) = (&args.left, &args.right) {
+        let pool = build_pool(&args.common, mode)?;
+        return tables::join::run(&pool, (left, right), args, json, quiet);
+    }
+    let kind: JoinKind = args.kind.parse().map_err(crate::common::usage::invalid)?;
+    let output = output_of(args)?;
+    check_verify_size(
+        args.common.verify,
+        args.left_rows.saturating_add(args.right_rows),
+    )?;
+    let pool = build_pool(&args.common, mode)?;
+    let spinner = Spinner::new(quiet || json);
+    spinner.set_prefix("loading inputs");
+    let data = inputs(&pool, args)?;
+    check_verify_size(
+        args.common.verify,
+        (data.left.len() + data.right.len()) as u64,
+    )?;
+    let (list, auto_reason) =
+        algorithms(&args.algorithm, &pool, (data.left.len(), data.right.len()))?;
+    let runs = run_all(
+        &pool,
+        &data,
+        &list,
+        (kind, output),
+        args.common.reps,
+        &spinner,
+    )?;
+    spinner.finish();
+    let result = runs.first.context("no join ran")?;
+    let verified = args.common.verify && verify(&data, kind, output, &result)?;
+    let input_rows = (data.left.len() + data.right.len()) as u64;
+    let algorithms: Vec<AlgorithmReport> = list
+        .iter()
+        .zip(&runs.times)
+        .zip(&runs.phases)
+        .map(|((&algorithm, t), p)| AlgorithmReport {
+            algorithm,
+            throughput: Throughput::of(t, input_rows),
+            phases: median_phases(p),
+        })
+        .collect();
+    let best = fastest(&algorithms)?;
+    let report = JoinReport {
+        left_rows: data.left.len() as u64,
+        right_rows: data.right.len() as u64,
+        threads: pool.workers(),
+        kind,
+        output,
+        rows: result.rows,
+        checksum: result.checksum,
+        seconds: best.throughput.seconds.median,
+        fastest: best.algorithm,
+        auto_reason,
+        verified,
+        algorithms,
+    };
+    if let Some(path) = &args.common.out {
+        write_result(path, &result, args.common.format)?;
+    }
+    output::report(json, &report, || render(&report))?;
+    Ok(())
+}
+
+/// What the join produces: `--output`, or materialized rows when `--out`
+/// asks for a file.
+fn output_of(args: &JoinArgs) -> Result<JoinOutput> {
+    let asked = match args.output.as_deref().unwrap_or("count") {
+        "count" => JoinOutput::Count,
+        "checksum" => JoinOutput::Checksum,
+        "materialize" => JoinOutput::Materialize,
+        other => {
+            return Err(crate::usage_error!(
+                "unknown output `{other}` (count, checksum, materialize)"
+            ))
+        }
+    };
+    Ok(match args.common.out {
+        Some(_) => JoinOutput::Materialize,
+        None => asked,
+    })
+}
+
+/// Per algorithm, the time and phases of every repetition, and the first
+/// result (every later one must agree with it).
+struct Runs {
+    times: Vec<Vec<f64>>,
+    phases: Vec<Vec<Vec<PhaseTime>>>,
+    first: Option<JoinResult>,
+}
+
+/// Runs every algorithm `reps` times, alternating between them.
+fn run_all(
+    pool: &Pool,
+    data: &Inputs,
+    list: &[JoinAlgorithm],
+    (kind, output): (JoinKind, JoinOutput),
+    reps: usize,
+    spinner: &Spinner,
+) -> Result<Runs> {
+    let mut runs = Runs {
+        times: vec![Vec::new(); list.len()],
+        phases: vec![Vec::new(); list.len()],
+        first: None,
+    };
+    for rep in 0..reps {
+        for (i, &algorithm) in list.iter().enumerate() {
+            spinner.set_prefix(format!("join {}, rep {}", algorithm.name(), rep + 1));
+            let opts = JoinOptions {
+                algorithm,
+                kind,
+                output,
+                row_limit: None,
+            };
+            let result = join(pool, &data.left, &data.right, &opts, spinner)
+                .with_context(|| format!("{} join", algorithm.name()))?;
+            runs.times[i].push(numakit_ops::timing::total_seconds(&result.phases));
+            runs.phases[i].push(result.phases.clone());
+            agree(&runs.first, &result, algorithm)?;
+            runs.first.get_or_insert(result);
+        }
+    }
+    Ok(runs)
+}
+
+/// The algorithm with the lowest median time.
+fn fastest(algorithms: &[AlgorithmReport]) -> Result<&AlgorithmReport> {
+    algorithms
+        .iter()
+        .min_by(|a, b| {
+            a.throughput
+                .seconds
+                .median
+                .total_cmp(&b.throughput.seconds.median)
+        })
+        .context("no algorithm")
+}
+
+/// Every run must give the same result.
+fn agree(first: &Option<JoinResult>, got: &JoinResult, algorithm: JoinAlgorithm) -> Result<()> {
+    if let Some(f) = first {
+        ensure!(
+            f.rows == got.rows && f.checksum == got.checksum,
+            "the {} join gave {} rows (checksum {:#x}) but an earlier run gave {} rows ({:#x})",
+            algorithm.name(),
+            got.rows,
+            got.checksum,
+            f.rows,
+            f.checksum
+        );
+    }
+    Ok(())
+}
+
+fn verify(data: &Inputs, kind: JoinKind, output: JoinOutput, result: &JoinResult) -> Result<bool> {
+    let want = reference::join(&data.left.to_vec(), &data.right.to_vec(), kind);
+    let checksum = want.iter().fold(0u64, |a, r| a.wrapping_add(r.checksum()));
+    ensure!(
+        want.len() as u64 == result.rows,
+        "wrong result: {} rows, the reference has {}",
+        result.rows,
+        want.len()
+    );
+    if output != JoinOutput::Count {
+        ensure!(
+            checksum == result.checksum,
+            "wrong result: checksum {:#x}, the reference's is {checksum:#x}",
+            result.checksum
+        );
+    }
+    Ok(true)
+}
+
+/// Materialized rows of generated inputs as a table: key, left payload,
+/// right payload (null where a left outer join found no match).
+fn write_result(
+    path: &std::path::Path,
+    result: &JoinResult,
+    format: Option<numakit_io::Format>,
+) -> Result<()> {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    let rows: Vec<&JoinRow> = result.materialized.iter().flatten().collect();
+    let column = |f: &dyn Fn(&JoinRow) -> Option<u64>| -> ArrayRef {
+        Arc::new(Int64Array::from_iter(
+            rows.iter().map(|r| f(r).map(|v| v as i64)),
+        ))
+    };
+    let batch = RecordBatch::try_from_iter(vec![
+        ("key", column(&|r| Some(r.key))),
+        ("left_payload", column(&|r| Some(r.left))),
+        ("right_payload", column(&|r| r.right)),
+    ])?;
+    numakit_io::write_batches(
+        path,
+        &batch.schema(),
+        &[batch],
+        &numakit_io::WriteOptions {
+            format: crate::commands::ops::common::format_for(path, format),
+            ..numakit_io::WriteOptions::default()
+        },
+    )
+    .with_context(|| format!("writing {}", path.display()))
+}
+
+fn render(r: &JoinReport) -> String {
+    let mut rows = vec![throughput_header(&["algorithm"])];
+    for a in &r.algorithms {
+        let mut row = vec![a.algorithm.name().to_string()];
+        row.extend(a.throughput.cells(&a.phases));
+        rows.push(row);
+    }
+    let mut out = format!(
+        "{} join of {} x {} rows on {} threads: {} result rows{}\n\n{}",
+        crate::render::format::name_of(&r.kind),
+        r.left_rows,
+        r.right_rows,
+        r.threads,
+        r.rows,
+        if r.output == JoinOutput::Count {
+            String::new()
+        } else {
+            format!(" (checksum {:#018x})", r.checksum)
+        },
+        table(&rows)
+    );
+    if let Some(why) = &r.auto_reason {
+        out.push_str(&format!("\nauto: {why}"));
+    }
+    if r.verified {
+        out.push_str("\nverified against the sequential reference");
+    }
+    out
+}

@@ -1,0 +1,287 @@
+//! `numakit sort`: the NUMA-aware sort on generated data or a file's key
+//! column (alone, or with a payload column carried along), checked to be
+//! sorted and complete (and against the reference with `--verify`).
+//!
+//! Only the operator is timed: the input is built before the first
+//! repetition and each output is checked after its sort, in place, and
+//! dropped before the next one, so that its memory goes back to the
+//! operators' buffer cache for the next repetition to reuse.
+
+use anyhow::{ensure, Context, Result};
+use numakit_io::{Column, IntKind, Table};
+use numakit_ops::datagen::{splitmix64, KeyDist};
+use numakit_ops::sort::{ordered_u64_to_i64, sort, sort_keys, KeyColumn};
+use numakit_ops::{reference, PhaseTime, Relation, Tuple};
+use numakit_placement::PlacementMode;
+use numakit_pool::Pool;
+use serde::Serialize;
+
+use crate::commands::ops::args::SortArgs;
+use crate::commands::ops::common::{
+    build_pool, check_verify_size, generated, key_dist, median_phases, throughput_header,
+    write_table, Throughput,
+};
+use crate::commands::ops::tables;
+use crate::common::output;
+use crate::common::progress::Spinner;
+use crate::render::format::table;
+
+/// Everything `numakit sort` reports.
+#[derive(Serialize)]
+pub struct SortReport {
+    pub rows: u64,
+    pub threads: usize,
+    pub keys_only: bool,
+    /// Median seconds.
+    pub seconds: f64,
+    pub throughput: Throughput,
+    pub phases: Vec<PhaseTime>,
+    pub verified: bool,
+}
+
+/// What is sorted: keys with payloads, or keys alone.
+enum Data {
+    Tuples(Relation),
+    Keys(KeyColumn),
+}
+
+/// The input, with keys mapped to an order-preserving unsigned form.
+struct Input {
+    data: Data,
+    key_kind: IntKind,
+    payload: Option<(String, IntKind)>,
+}
+
+fn from_ordered(v: u64, kind: IntKind) -> u64 {
+    match kind {
+        IntKind::Signed => ordered_u64_to_i64(v) as u64,
+        IntKind::Unsigned => v,
+    }
+}
+
+fn generated_input(pool: &Pool, args: &SortArgs) -> Result<Input> {
+    let dist = match &args.keys {
+        Some(spec) => key_dist(spec, args.rows)?,
+        None => KeyDist::Uniform { max: u64::MAX },
+    };
+    let data = if args.keys_only && args.keys.is_none() {
+        let seed = splitmix64(args.common.seed);
+        Data::Keys(KeyColumn::from_fn(pool, args.rows as usize, |i| {
+            splitmix64(seed ^ i as u64)
+        })?)
+    } else {
+        let rel = generated(pool, ("--rows", args.rows), dist, args.common.seed)?;
+        if args.keys_only {
+            let keys: Vec<u64> = rel.to_vec().iter().map(|t| t.key).collect();
+            Data::Keys(KeyColumn::from_keys(pool, &keys)?)
+        } else {
+            Data::Tuples(rel)
+        }
+    };
+    Ok(Input {
+        data,
+        key_kind: IntKind::Unsigned,
+        payload: (!args.keys_only).then(|| ("row".to_string(), IntKind::Signed)),
+    })
+}
+
+/// A sort's output as the operator returned it: its memory goes back to
+/// the operators' buffer cache when dropped, for the next repetition.
+enum Sorted {
+    Tuples(Relation),
+    Keys(KeyColumn),
+}
+
+impl Sorted {
+    fn len(&self) -> usize {
+        match self {
+            Sorted::Tuples(rel) => rel.len(),
+            Sorted::Keys(keys) => keys.len(),
+        }
+    }
+
+    /// The (order-preserving) keys, chunk after chunk.
+    fn keys(&self) -> Box<dyn Iterator<Item = u64> + '_> {
+        match self {
+            Sorted::Tuples(rel) => Box::new(
+                rel.chunks()
+                    .iter()
+                    .flat_map(|c| c.tuples.iter().map(|t| t.key)),
+            ),
+            Sorted::Keys(keys) => {
+                Box::new(keys.chunks().iter().flat_map(|c| c.keys.iter().copied()))
+            }
+        }
+    }
+
+    fn is_ordered(&self) -> bool {
+        let mut previous = 0;
+        self.keys().all(|key| {
+            let ordered = previous <= key;
+            previous = key;
+            ordered
+        })
+    }
+
+    /// The payloads, chunk after chunk (none for keys alone).
+    fn payloads(&self) -> Vec<u64> {
+        match self {
+            Sorted::Tuples(rel) => rel
+                .chunks()
+                .iter()
+                .flat_map(|c| c.tuples.iter().map(|t| t.payload))
+                .collect(),
+            Sorted::Keys(_) => Vec::new(),
+        }
+    }
+
+    /// Every row as a tuple (keys alone have payload 0).
+    fn rows(&self) -> Vec<Tuple> {
+        match self {
+            Sorted::Tuples(rel) => rel.to_vec(),
+            Sorted::Keys(_) => self.keys().map(|k| Tuple::new(k, 0)).collect(),
+        }
+    }
+}
+
+/// One timed sort (only the operator's phases are timed; the input is
+/// built before and the output read after); returns its phases and the
+/// sorted output, checked to be complete and in order.
+fn sort_once(pool: &Pool, data: &Data, spinner: &Spinner) -> Result<(Vec<PhaseTime>, Sorted)> {
+    let (phases, sorted) = match data {
+        Data::Tuples(rel) => {
+            let r = sort(pool, rel, spinner).context("sort")?;
+            (r.phases, r.sorted.map(Sorted::Tuples))
+        }
+        Data::Keys(keys) => {
+            let r = sort_keys(pool, keys, spinner).context("sort")?;
+            (r.phases, r.sorted.map(Sorted::Keys))
+        }
+    };
+    let sorted = sorted.context("the sort returned no output")?;
+    let rows = rows_of(data);
+    ensure!(
+        sorted.len() == rows,
+        "the sort returned {} rows for {rows}",
+        sorted.len()
+    );
+    ensure!(sorted.is_ordered(), "the sort's output is out of order");
+    Ok((phases, sorted))
+}
+
+fn rows_of(data: &Data) -> usize {
+    match data {
+        Data::Tuples(r) => r.len(),
+        Data::Keys(k) => k.len(),
+    }
+}
+
+fn input_rows(data: &Data) -> Vec<Tuple> {
+    match data {
+        Data::Tuples(rel) => rel.to_vec(),
+        Data::Keys(keys) => keys
+            .to_vec()
+            .into_iter()
+            .map(|k| Tuple::new(k, 0))
+            .collect(),
+    }
+}
+
+pub fn run(args: &SortArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    if let Some(path) = &args.input {
+        let pool = build_pool(&args.common, mode)?;
+        return tables::sort::run(&pool, path, args, json, quiet);
+    }
+    check_verify_size(args.common.verify, args.rows)?;
+    let pool = build_pool(&args.common, mode)?;
+    let spinner = Spinner::new(quiet || json);
+    spinner.set_prefix("loading input");
+    let input = generated_input(&pool, args)?;
+    check_verify_size(args.common.verify, rows_of(&input.data) as u64)?;
+    let mut times = Vec::new();
+    let mut phases = Vec::new();
+    let mut sorted = None;
+    for rep in 0..args.common.reps {
+        spinner.set_prefix(format!("sort, rep {}", rep + 1));
+        // The previous output's memory goes back to the buffer cache
+        // first, for this repetition to reuse.
+        drop(sorted.take());
+        let (p, out) = sort_once(&pool, &input.data, &spinner)?;
+        times.push(numakit_ops::timing::total_seconds(&p));
+        phases.push(p);
+        sorted = Some(out);
+    }
+    spinner.finish();
+    let rows = rows_of(&input.data);
+    let sorted = sorted.context("--reps must be at least 1")?;
+    let verified = args.common.verify && verify(&input.data, &sorted)?;
+    if let Some(path) = &args.common.out {
+        write_table(path, &sorted_table(&sorted, &input), args.common.format)?;
+    }
+    let row_bytes = if matches!(input.data, Data::Keys(_)) {
+        8
+    } else {
+        16
+    };
+    let throughput = Throughput::of_rows(&times, rows as u64, row_bytes);
+    let report = SortReport {
+        rows: rows as u64,
+        threads: pool.workers(),
+        keys_only: matches!(input.data, Data::Keys(_)),
+        seconds: throughput.seconds.median,
+        throughput,
+        phases: median_phases(&phases),
+        verified,
+    };
+    output::report(json, &report, || render(&report))?;
+    Ok(())
+}
+
+fn verify(data: &Data, sorted: &Sorted) -> Result<bool> {
+    let mut got = sorted.rows();
+    got.sort_unstable();
+    ensure!(
+        got == reference::sort(&input_rows(data)),
+        "wrong result: the sorted rows differ from the input's"
+    );
+    Ok(true)
+}
+
+fn sorted_table(sorted: &Sorted, input: &Input) -> Table {
+    let key = Column {
+        name: "key".into(),
+        kind: input.key_kind,
+        values: sorted
+            .keys()
+            .map(|k| from_ordered(k, input.key_kind))
+            .collect(),
+    };
+    let mut columns = vec![key];
+    if let Some((name, kind)) = &input.payload {
+        columns.push(Column {
+            name: name.clone(),
+            kind: *kind,
+            values: sorted.payloads(),
+        });
+    }
+    Table { columns }
+}
+
+fn render(r: &SortReport) -> String {
+    let rows = vec![throughput_header(&[]), r.throughput.cells(&r.phases)];
+    let mut out = format!(
+        "sort of {} {} on {} threads\n\n{}",
+        r.rows,
+        if r.keys_only {
+            "keys"
+        } else {
+            "rows (key + payload)"
+        },
+        r.threads,
+        table(&rows)
+    );
+    if r.verified {
+        out.push_str("\nverified against the sequential reference");
+    }
+    out
+}

@@ -1,0 +1,330 @@
+//! What `numakit probe` prints: its matrices as tables (rows are CPU
+//! nodes, columns memory nodes), the sweeps and cross traffic in a line
+//! each, Kiefer's Table 1, the strategies normalized to default, and the
+//! heat maps. Rendering only: every figure comes from the probe's report.
+
+use std::fmt::Write;
+
+use numakit_probe::bandwidth::Bandwidth;
+use numakit_probe::kiefer::KieferReport;
+use numakit_probe::latency::Latency;
+use numakit_probe::strategies::{Strategy, StrategyReport};
+use numakit_probe::stream::Kernel;
+use numakit_probe::MatrixReport;
+use numakit_topology::NodeId;
+
+use crate::render::format::{bytes, table};
+use crate::render::heatmap::{heatmaps, Heatmap};
+
+/// A matrix as a table: a header row of memory nodes, one row per CPU node.
+fn grid<T>(report: &MatrixReport, cells: &[Vec<T>], cell: impl Fn(&T) -> String) -> String {
+    let mut rows = vec![std::iter::once("cpu \\ memory".to_string())
+        .chain(report.memory_nodes.iter().map(|m| format!("node {m}")))
+        .collect::<Vec<_>>()];
+    for (c, row) in report.cpu_nodes.iter().zip(cells) {
+        rows.push(
+            std::iter::once(format!("node {c}"))
+                .chain(row.iter().map(&cell))
+                .collect(),
+        );
+    }
+    indent(&table(&rows))
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+fn latency_cell(l: &Latency) -> String {
+    match l.cycles {
+        Some(cy) => format!("{:.0} ns / {cy:.0} cy", l.ns),
+        None => format!("{:.0} ns", l.ns),
+    }
+}
+
+fn bandwidth_cell(b: &Bandwidth) -> String {
+    format!("{:.1} ({} thr)", b.gbs, b.threads)
+}
+
+/// The matrices, sweeps, cross traffic, placement check and notes.
+pub fn matrix_text(report: &MatrixReport, full: bool) -> String {
+    let mut out = format!(
+        "numakit probe ({}): {} CPU node(s) x {} memory node(s)",
+        if full { "full" } else { "quick" },
+        report.cpu_nodes.len(),
+        report.memory_nodes.len()
+    );
+    match report.clock {
+        Some(c) => writeln!(out, ", clock {:.2} GHz ({})", c.ghz, c.source),
+        None => writeln!(out, ", clock unknown (latency in ns only)"),
+    }
+    .ok();
+    if !report.latency.is_empty() {
+        latency_section(&mut out, report);
+    }
+    if !report.read.is_empty() {
+        bandwidth_section(&mut out, report);
+    }
+    let _ = writeln!(
+        out,
+        "\nplacement: {}/{} pages on the node they were put on, {}/{} thread checks on their node: {}",
+        report.buffers.on_node,
+        report.buffers.pages,
+        report.threads.on_node,
+        report.threads.threads,
+        if report.placement_verified() { "verified" } else { "NOT verified" }
+    );
+    for note in &report.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+fn latency_section(out: &mut String, report: &MatrixReport) {
+    let o = &report.options;
+    let _ = writeln!(
+        out,
+        "\nlatency: one thread, {} dependent loads through {} in random order (median of {})",
+        o.chase.loads,
+        bytes(o.latency_bytes),
+        o.chase.reps
+    );
+    out.push_str("  base pages\n");
+    out.push_str(&indent(&grid(report, &report.latency, latency_cell)));
+    if !report.latency_huge.is_empty() {
+        out.push_str("  transparent huge pages\n");
+        out.push_str(&indent(&grid(report, &report.latency_huge, latency_cell)));
+    }
+}
+
+fn bandwidth_section(out: &mut String, report: &MatrixReport) {
+    let _ = writeln!(
+        out,
+        "\nbandwidth, GB/s: {} buffers, median of {}; threads per node where reading saturates",
+        bytes(report.options.bandwidth_bytes),
+        report.options.reps
+    );
+    for kernel in Kernel::ALL {
+        let copied = if kernel == Kernel::Copy {
+            " (bytes copied)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "  {}{copied}", kernel.name());
+        out.push_str(&indent(&grid(
+            report,
+            report.bandwidth(kernel),
+            bandwidth_cell,
+        )));
+    }
+    sweeps(out, report);
+    cross(out, report);
+}
+
+fn sweeps(out: &mut String, report: &MatrixReport) {
+    out.push_str("\nthread sweeps (GB/s):\n");
+    for s in &report.sweeps {
+        let points: Vec<String> = s
+            .points
+            .iter()
+            .map(|p| format!("{}: {:.1}", p.threads, p.gbs))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {} node {} -> node {}: {} | saturated at {} thread(s)",
+            s.kernel.name(),
+            s.cpu_node,
+            s.memory_node,
+            points.join(" | "),
+            s.saturated_at
+        );
+    }
+}
+
+fn cross(out: &mut String, report: &MatrixReport) {
+    if report.cross.is_empty() {
+        return;
+    }
+    out.push_str("\ncross traffic (read, GB/s; Li's flow 3 beside flow 4):\n");
+    for c in &report.cross {
+        let _ = writeln!(
+            out,
+            "  node {} -> node {}: alone {:.1} | beside node {}'s reads of node {} {:.1} ({:.0}%), which got {:.1}",
+            c.cpu_node,
+            c.memory_node,
+            c.alone_gbs,
+            c.cross_node,
+            c.memory_node,
+            c.with_cross_gbs,
+            100.0 * c.with_cross_gbs / c.alone_gbs.max(1e-9),
+            c.cross_gbs
+        );
+    }
+}
+
+/// Heat maps of every matrix.
+pub fn matrix_chart(report: &MatrixReport) -> String {
+    let names = |ids: &[NodeId]| ids.iter().map(|n| format!("node {n}")).collect::<Vec<_>>();
+    let map = |title: &str, unit: &str, values: Vec<Vec<Option<f64>>>, high_is_good| Heatmap {
+        title: title.into(),
+        unit: unit.into(),
+        rows: names(&report.cpu_nodes),
+        columns: names(&report.memory_nodes),
+        values,
+        high_is_good,
+    };
+    let latency = |m: &[Vec<Latency>]| {
+        m.iter()
+            .map(|r| r.iter().map(|l| Some(l.ns)).collect())
+            .collect()
+    };
+    let mut maps = vec![map(
+        "latency, base pages (CPU node x memory node)",
+        "ns",
+        latency(&report.latency),
+        false,
+    )];
+    if !report.latency_huge.is_empty() {
+        maps.push(map(
+            "latency, huge pages",
+            "ns",
+            latency(&report.latency_huge),
+            false,
+        ));
+    }
+    for kernel in Kernel::ALL {
+        let values = report
+            .bandwidth(kernel)
+            .iter()
+            .map(|r| r.iter().map(|b| Some(b.gbs)).collect())
+            .collect();
+        maps.push(map(
+            &format!("{} bandwidth", kernel.name()),
+            "GB/s",
+            values,
+            true,
+        ));
+    }
+    if !report.cross.is_empty() {
+        let values = report
+            .cpu_nodes
+            .iter()
+            .map(|&c| {
+                report
+                    .memory_nodes
+                    .iter()
+                    .map(|&m| {
+                        report
+                            .cross
+                            .iter()
+                            .find(|x| x.cpu_node == c && x.memory_node == m)
+                            .map(|x| x.with_cross_gbs)
+                    })
+                    .collect()
+            })
+            .collect();
+        maps.push(map(
+            "read bandwidth beside cross traffic",
+            "GB/s",
+            values,
+            true,
+        ));
+    }
+    heatmaps("numakit probe: latency and bandwidth between nodes", &maps)
+}
+
+/// Kiefer's Table 1 with this machine's figures.
+pub fn kiefer_text(report: &KieferReport) -> String {
+    let o = &report.options;
+    let mut out = format!(
+        "Kiefer et al. Table 1 on this machine: ns per random access (mean over threads), {} accesses per thread and setup\n",
+        o.accesses
+    );
+    let mut rows = vec![vec![
+        "experiment".to_string(),
+        "setup".into(),
+        "first".into(),
+        "ns".into(),
+        "second".into(),
+        "ns".into(),
+        "second/first".into(),
+    ]];
+    for r in &report.rows {
+        rows.push(vec![
+            r.experiment.to_string(),
+            r.setup.clone(),
+            r.baseline.clone(),
+            format!("{:.1}", r.baseline_ns),
+            r.variant.clone(),
+            r.variant_ns.map_or("-".into(), |v| format!("{v:.1}")),
+            r.ratio().map_or("-".into(), |x| format!("{x:.2}x")),
+        ]);
+    }
+    out.push_str(&table(&rows));
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "placement: {}/{} array pages on their node, {}/{} thread checks on their node: {}",
+        report.buffers.on_node,
+        report.buffers.pages,
+        report.threads.on_node,
+        report.threads.threads,
+        if report.placement_verified() {
+            "verified"
+        } else {
+            "NOT verified"
+        }
+    );
+    for note in &report.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+/// Throughput per workload and strategy, normalized to default.
+pub fn strategies_text(report: &StrategyReport) -> String {
+    let o = &report.options;
+    let seats: Vec<String> = report
+        .instances
+        .iter()
+        .map(|s| format!("node {} ({} CPU)", s.node, s.cpus.len()))
+        .collect();
+    let mut out = format!(
+        "placement strategies (Kiefer §4): {} instance(s): {}; {} rows each; median of {} repetitions\n",
+        report.instances.len(),
+        seats.join(", "),
+        o.sizes.rows,
+        o.reps
+    );
+    let strategies: Vec<Strategy> = Strategy::ALL
+        .into_iter()
+        .filter(|s| report.outcomes.iter().any(|o| o.strategy == *s))
+        .collect();
+    let mut rows = vec![std::iter::once("workload".to_string())
+        .chain(strategies.iter().map(|s| s.name().to_string()))
+        .collect::<Vec<_>>()];
+    for workload in &o.workloads {
+        let mut row = vec![workload.name().to_string()];
+        for s in &strategies {
+            let cell = report
+                .outcomes
+                .iter()
+                .find(|x| x.workload == *workload && x.strategy == *s)
+                .map_or("-".into(), |x| match (x.strategy, x.vs_default) {
+                    (Strategy::Default, _) | (_, None) => {
+                        format!("{:.0} M rows/s", x.rows_per_s / 1e6)
+                    }
+                    (_, Some(r)) => format!("{r:.2}x"),
+                });
+            row.push(cell);
+        }
+        rows.push(row);
+    }
+    out.push_str(&table(&rows));
+    out.push('\n');
+    let _ = writeln!(out, "recommendation: {}", report.recommendation);
+    for note in &report.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}

@@ -1,0 +1,85 @@
+//! The parsers of option values that several commands share, each giving
+//! clap a message it prints as a usage error: counts (`16M`, powers of
+//! 1000), repetitions, positive sizes, memory limits, id lists and table
+//! formats. Byte sizes are in KiB/MiB (powers of 1024) and say so in the
+//! option's name; counts of rows take K, M and G as powers of 1000.
+
+use numakit_placement::MemoryLimit;
+use numakit_topology::IdSet;
+
+/// The most repetitions a command runs (each keeps its timings).
+pub const MAX_REPS: usize = 10_000;
+
+/// A row count: digits with optional `_` separators and a K/M/G suffix
+/// (powers of 1000).
+pub fn count(text: &str) -> Result<u64, String> {
+    let t = text.replace('_', "");
+    let (digits, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1_000_000),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1_000_000_000),
+        _ => (&t[..], 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("`{text}` is not a count (e.g. 1000, 16M, 2_000_000)"))
+}
+
+/// `--reps`, in every command: from 1 to [`MAX_REPS`].
+pub fn reps(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_REPS).contains(&n) => Ok(n),
+        Ok(_) => Err(format!("must be from 1 to {MAX_REPS}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A number of at least 1.
+pub fn positive(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `--memory-limit`: bytes (`8GiB`, `512M`, `2GB`) or a percentage.
+pub fn memory_limit(text: &str) -> Result<MemoryLimit, String> {
+    MemoryLimit::parse(text).map_err(|e| e.to_string())
+}
+
+/// A list of node or CPU ids such as `0,2-3`.
+pub fn ids(text: &str) -> Result<IdSet, String> {
+    IdSet::parse_list(text).map_err(|e| e.to_string())
+}
+
+/// `--format`: csv, parquet or arrow.
+pub fn table_format(text: &str) -> Result<numakit_io::Format, String> {
+    text.parse()
+        .map_err(|_| format!("`{text}` is not a table format (csv, parquet, arrow)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_parse_with_suffixes() {
+        assert_eq!(count("16M"), Ok(16_000_000));
+        assert_eq!(count("2_000"), Ok(2000));
+        assert_eq!(count("1k"), Ok(1000));
+        assert!(count("x").is_err());
+        assert!(count("99999999999G").is_err());
+    }
+
+    #[test]
+    fn repetitions_and_sizes_are_bounded() {
+        assert_eq!(reps("3"), Ok(3));
+        assert!(reps("0").is_err() && reps("10001").is_err() && reps("x").is_err());
+        assert!(positive("0").is_err());
+        assert_eq!(table_format("parquet"), Ok(numakit_io::Format::Parquet));
+        assert!(table_format("xlsx").is_err());
+    }
+}
