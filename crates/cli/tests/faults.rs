@@ -241,12 +241,12 @@ fn absurd_sizes_are_refused_before_anything_is_allocated() {
         (&["probe", "strategies", "--rows", HUGE], "strategies"),
         (&["probe", "strategies", "--instances", HUGE], "--instances"),
         (
-            &["cluster", "join", "--local", "2", "--rows-r", HUGE],
-            "--rows-r",
+            &["cluster", "join", "--local", "2", "--left-rows", HUGE],
+            "--left-rows",
         ),
         (
             &["cluster", "join", "--local", "2", "--rows-s", HUGE],
-            "--rows-s",
+            "--right-rows",
         ),
         (
             &["cluster", "join", "--local", "2", "--buckets", "4000000000"],
@@ -476,10 +476,10 @@ fn output_paths_are_checked_before_the_work() {
             &[
                 "mapreduce",
                 "word-count",
-                "--output",
+                "--out",
                 "/nonexistent-numakit-dir/wc.txt",
             ],
-            "--output",
+            "--out",
         ),
         (
             &[

@@ -67,14 +67,6 @@ impl PhaseBarrier {
         state.broken = true;
         self.all_arrived.notify_all();
     }
-
-    /// Whether the barrier is broken.
-    pub fn is_broken(&self) -> bool {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .broken
-    }
 }
 
 /// Breaks the barrier if dropped while its thread unwinds.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use numakit_placement::PlacementMode;
 use numakit_pool::PoolBuilder;
-use numakit_shuffle::{plain_read, shuffle, ShuffleData, ShuffleOptions, Skew, Strategy, Sync};
+use numakit_shuffle::{plain_read, shuffle, ShuffleData, ShuffleOptions, Skew, Strategy, SyncMode};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let topology = Arc::new(numakit_topology::discover()?);
@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let run = shuffle(
         &pool,
         &data,
-        &ShuffleOptions::new(Strategy::Ring, Sync::Tight),
+        &ShuffleOptions::new(Strategy::Ring, SyncMode::Tight),
     )?;
     run.verify(&data.reference())?;
     let (seconds, _) = plain_read(&pool, &data)?;

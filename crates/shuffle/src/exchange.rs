@@ -25,19 +25,19 @@ use serde::Serialize;
 
 use crate::data::layout_of;
 use crate::error::{Result, ShuffleError};
-use crate::schedule::{Layout, Schedule, Strategy, Sync};
+use crate::schedule::{Layout, Schedule, Strategy, SyncMode};
 
 /// How to run an exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Exchange {
     pub strategy: Strategy,
-    pub sync: Sync,
+    pub sync: SyncMode,
     /// Seed of the random schedule.
     pub seed: u64,
 }
 
 impl Exchange {
-    pub fn new(strategy: Strategy, sync: Sync) -> Self {
+    pub fn new(strategy: Strategy, sync: SyncMode) -> Self {
         Self {
             strategy,
             sync,
@@ -50,7 +50,7 @@ impl Default for Exchange {
     /// The coordinated ring, tight: the best non-migrating schedule on
     /// every machine the simulator knows.
     fn default() -> Self {
-        Self::new(Strategy::Ring, Sync::Tight)
+        Self::new(Strategy::Ring, SyncMode::Tight)
     }
 }
 
@@ -150,8 +150,8 @@ where
     wake(pool)?;
     let start = Instant::now();
     let phase = match ex.sync {
-        Sync::Tight => pool.run_lockstep(schedule.len(), step),
-        Sync::Loose => pool.run_loose(schedule.len(), step),
+        SyncMode::Tight => pool.run_lockstep(schedule.len(), step),
+        SyncMode::Loose => pool.run_loose(schedule.len(), step),
     };
     let seconds = start.elapsed().as_secs_f64();
     if ex.strategy.migrates() {
@@ -265,7 +265,7 @@ mod tests {
             Strategy::Migration,
             Strategy::MigrationCopy,
         ] {
-            for sync in [Sync::Tight, Sync::Loose] {
+            for sync in [SyncMode::Tight, SyncMode::Loose] {
                 let ex = Exchange::new(strategy, sync);
                 let states = vec![Vec::new(); pool.workers()];
                 let (states, report) = exchange(&pool, &ex, states, |_, seen, v| {

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::data::{layout_of, ShuffleData};
 use crate::error::{Result, ShuffleError};
 use crate::exchange::{exchange, wake, Exchange};
-use crate::schedule::{Strategy, Sync};
+use crate::schedule::{Strategy, SyncMode};
 
 /// Consume in place or copy first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -44,7 +44,7 @@ impl std::str::FromStr for Form {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ShuffleOptions {
     pub strategy: Strategy,
-    pub sync: Sync,
+    pub sync: SyncMode,
     pub form: Form,
     /// Seed of the random schedule.
     pub seed: u64,
@@ -53,7 +53,7 @@ pub struct ShuffleOptions {
 }
 
 impl ShuffleOptions {
-    pub fn new(strategy: Strategy, sync: Sync) -> Self {
+    pub fn new(strategy: Strategy, sync: SyncMode) -> Self {
         Self {
             strategy,
             sync,

@@ -19,4 +19,4 @@ pub use data::{layout_of, Partition, ShuffleData, Skew};
 pub use error::{Result, ShuffleError};
 pub use exchange::{exchange, pin_workers_home, schedule_for, Exchange, ExchangeReport, Visit};
 pub use exec::{plain_read, shuffle, Form, ShuffleOptions, ShuffleRun};
-pub use schedule::{Access, Layout, Schedule, Strategy, Sync};
+pub use schedule::{Access, Layout, Schedule, Strategy, SyncMode};

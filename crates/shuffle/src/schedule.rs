@@ -108,36 +108,36 @@ impl FromStr for Strategy {
 /// Whether steps are separated by barriers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Sync {
+pub enum SyncMode {
     /// All consumers finish step k before any starts step k+1.
     Tight,
     /// Each consumer moves on as soon as it finishes a step.
     Loose,
 }
 
-impl Sync {
-    pub const ALL: [Sync; 2] = [Sync::Tight, Sync::Loose];
+impl SyncMode {
+    pub const ALL: [SyncMode; 2] = [SyncMode::Tight, SyncMode::Loose];
 
     pub fn name(self) -> &'static str {
         match self {
-            Sync::Tight => "tight",
-            Sync::Loose => "loose",
+            SyncMode::Tight => "tight",
+            SyncMode::Loose => "loose",
         }
     }
 }
 
-impl fmt::Display for Sync {
+impl fmt::Display for SyncMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for Sync {
+impl FromStr for SyncMode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
-            "tight" => Ok(Sync::Tight),
-            "loose" => Ok(Sync::Loose),
+            "tight" => Ok(SyncMode::Tight),
+            "loose" => Ok(SyncMode::Loose),
             other => Err(format!("unknown synchronization `{other}` (tight, loose)")),
         }
     }
@@ -339,7 +339,7 @@ mod tests {
             assert_eq!(k.name().parse::<Strategy>().unwrap(), k);
         }
         assert!("zigzag".parse::<Strategy>().unwrap_err().contains("ring"));
-        assert_eq!("loose".parse::<Sync>().unwrap(), Sync::Loose);
+        assert_eq!("loose".parse::<SyncMode>().unwrap(), SyncMode::Loose);
     }
 
     proptest! {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use numakit_placement::PlacementMode;
 use numakit_pool::{Pool, PoolBuilder};
 use numakit_shuffle::{
-    plain_read, shuffle, Form, ShuffleData, ShuffleError, ShuffleOptions, Skew, Strategy, Sync,
+    plain_read, shuffle, Form, ShuffleData, ShuffleError, ShuffleOptions, Skew, Strategy, SyncMode,
 };
 use numakit_topology::MachineDescription;
 
@@ -39,7 +39,7 @@ fn check_all(pool: &Pool, elements: usize, skew: Skew) {
     let reference = data.reference();
     assert_eq!(reference.iter().map(|r| r.1).sum::<u64>(), elements as u64);
     for strategy in Strategy::ALL {
-        for sync in Sync::ALL {
+        for sync in SyncMode::ALL {
             for form in [Form::Pull, Form::Push] {
                 let mut opts = ShuffleOptions::new(strategy, sync);
                 opts.form = form;
@@ -74,7 +74,7 @@ fn adversarial_sizes() {
     let run = shuffle(
         &pool,
         &data,
-        &ShuffleOptions::new(Strategy::Ring, Sync::Tight),
+        &ShuffleOptions::new(Strategy::Ring, SyncMode::Tight),
     )
     .unwrap();
     assert!(run.means().iter().all(|m| m.is_nan()), "no values, no mean");
@@ -97,7 +97,7 @@ fn uneven_workers_and_mismatched_data_are_errors() {
     let err = shuffle(
         &pool,
         &data,
-        &ShuffleOptions::new(Strategy::Naive, Sync::Loose),
+        &ShuffleOptions::new(Strategy::Naive, SyncMode::Loose),
     )
     .unwrap_err();
     assert!(matches!(err, ShuffleError::LayoutMismatch { .. }), "{err}");
@@ -113,7 +113,12 @@ fn shuffles_on_this_machine_with_real_pinning() {
     check_all(&pool, 1 << 18, Skew::Uniform);
     let data_m = ShuffleData::generate(&pool, 1 << 14, Skew::Uniform, 5).unwrap();
     for strategy in [Strategy::Migration, Strategy::MigrationCopy, Strategy::Ring] {
-        let run = shuffle(&pool, &data_m, &ShuffleOptions::new(strategy, Sync::Tight)).unwrap();
+        let run = shuffle(
+            &pool,
+            &data_m,
+            &ShuffleOptions::new(strategy, SyncMode::Tight),
+        )
+        .unwrap();
         assert_eq!(
             run.misplaced_steps, 0,
             "{strategy}: consumers ran where scheduled"
@@ -140,7 +145,7 @@ mod random_sizes {
             let data = ShuffleData::generate(&pool, elements, Skew::Zipf(theta), seed).unwrap();
             let reference = data.reference();
             for strategy in Strategy::ALL {
-                for sync in Sync::ALL {
+                for sync in SyncMode::ALL {
                     for form in [Form::Pull, Form::Push] {
                         let mut opts = ShuffleOptions::new(strategy, sync);
                         opts.form = form;

@@ -7,7 +7,7 @@
 //! does not weigh the cost of moving a large state (that depends on the
 //! operator; see Li §4.3), nor does it run anything.
 
-use numakit_shuffle::{Layout, Schedule, Strategy, Sync};
+use numakit_shuffle::{Layout, Schedule, Strategy, SyncMode};
 use numakit_topology::Topology;
 use serde::Serialize;
 
@@ -20,7 +20,7 @@ use crate::simulate::{simulate_on, SimOptions};
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ReportRow {
     pub strategy: Strategy,
-    pub sync: Sync,
+    pub sync: SyncMode,
     pub gbs: f64,
     pub seconds: f64,
     pub bottleneck: String,
@@ -51,7 +51,7 @@ pub struct MachineReport {
 
 impl MachineReport {
     /// The row of one schedule.
-    pub fn row(&self, strategy: Strategy, sync: Sync) -> Option<&ReportRow> {
+    pub fn row(&self, strategy: Strategy, sync: SyncMode) -> Option<&ReportRow> {
         self.rows
             .iter()
             .find(|r| r.strategy == strategy && r.sync == sync)
@@ -65,11 +65,11 @@ pub struct Plan {
     pub layout: Layout,
     /// The best data-moving schedule.
     pub strategy: Strategy,
-    pub sync: Sync,
+    pub sync: SyncMode,
     pub predicted_gbs: f64,
     pub naive_gbs: f64,
     /// The better migration variant (no state copy) and its prediction.
-    pub migration_sync: Sync,
+    pub migration_sync: SyncMode,
     pub migration_gbs: f64,
     /// Whether migration beats the recommendation by more than 5% when the
     /// consumer's state is small.
@@ -103,7 +103,7 @@ pub fn predict_machine_with(
         let at = Layout::new(layout.sockets, per);
         let gbs = |s: Strategy| -> Result<f64, SimError> {
             let schedule = Schedule::build(at, s, opts.seed);
-            Ok(simulate_on(&machine, &schedule, Sync::Tight, opts, cal)?.gbs)
+            Ok(simulate_on(&machine, &schedule, SyncMode::Tight, opts, cal)?.gbs)
         };
         sweep.push(SweepPoint {
             threads: at.threads(),
@@ -172,7 +172,7 @@ fn rows_for(
     let mut rows = Vec::with_capacity(strategies.len() * 2);
     for &strategy in strategies {
         let schedule = Schedule::build(layout, strategy, opts.seed);
-        for sync in Sync::ALL {
+        for sync in SyncMode::ALL {
             let r = simulate_on(machine, &schedule, sync, opts, cal)?;
             rows.push(ReportRow {
                 strategy,
@@ -194,7 +194,7 @@ fn preference(row: &ReportRow) -> usize {
         Strategy::Random => 1,
         _ => 2,
     };
-    2 * s + usize::from(row.sync == Sync::Loose)
+    2 * s + usize::from(row.sync == SyncMode::Loose)
 }
 
 /// The fastest of `rows` matching `keep`, ties (within 1%) by preference.
@@ -249,7 +249,7 @@ fn plan_from_rows(machine: &str, layout: Layout, rows: &[ReportRow]) -> Result<P
         format!("{first}\n{second}")
     };
     let (strategy, sync) = if layout.sockets == 1 {
-        (Strategy::Ring, Sync::Tight)
+        (Strategy::Ring, SyncMode::Tight)
     } else {
         (chosen.strategy, chosen.sync)
     };
@@ -272,7 +272,7 @@ mod tests {
     use super::*;
     use numakit_topology::{presets, MachineDescription};
 
-    fn row(strategy: Strategy, sync: Sync, gbs: f64) -> ReportRow {
+    fn row(strategy: Strategy, sync: SyncMode, gbs: f64) -> ReportRow {
         ReportRow {
             strategy,
             sync,
@@ -285,15 +285,18 @@ mod tests {
     #[test]
     fn near_ties_prefer_ring_and_tight() {
         let rows = [
-            row(Strategy::Naive, Sync::Tight, 50.2),
-            row(Strategy::Ring, Sync::Loose, 50.1),
-            row(Strategy::Ring, Sync::Tight, 50.0),
-            row(Strategy::Migration, Sync::Tight, 80.0),
-            row(Strategy::Migration, Sync::Loose, 70.0),
+            row(Strategy::Naive, SyncMode::Tight, 50.2),
+            row(Strategy::Ring, SyncMode::Loose, 50.1),
+            row(Strategy::Ring, SyncMode::Tight, 50.0),
+            row(Strategy::Migration, SyncMode::Tight, 80.0),
+            row(Strategy::Migration, SyncMode::Loose, 70.0),
         ];
         let plan = plan_from_rows("m", Layout::new(2, 2), &rows).unwrap();
-        assert_eq!((plan.strategy, plan.sync), (Strategy::Ring, Sync::Tight));
-        assert!(plan.migration_better && plan.migration_sync == Sync::Tight);
+        assert_eq!(
+            (plan.strategy, plan.sync),
+            (Strategy::Ring, SyncMode::Tight)
+        );
+        assert!(plan.migration_better && plan.migration_sync == SyncMode::Tight);
         assert!(plan.why.contains("+60%"), "{}", plan.why);
         let err = plan_from_rows("m", Layout::new(2, 2), &rows[..3]).unwrap_err();
         assert!(err.to_string().contains("migration"), "{err}");
@@ -308,7 +311,10 @@ mod tests {
             .unwrap()
             .to_topology();
         let plan = plan(&topo, None, &Calibration::li_nehalem()).unwrap();
-        assert_eq!((plan.strategy, plan.sync), (Strategy::Ring, Sync::Tight));
+        assert_eq!(
+            (plan.strategy, plan.sync),
+            (Strategy::Ring, SyncMode::Tight)
+        );
         assert!(plan.why.starts_with("one node"), "{}", plan.why);
         assert!((plan.predicted_gbs - 3.0).abs() < 1e-6 && !plan.migration_better);
         let report = predict_machine(&topo, None, &Calibration::li_nehalem()).unwrap();

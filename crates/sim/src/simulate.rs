@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use numakit_shuffle::{Layout, Schedule, Strategy, Sync};
+use numakit_shuffle::{Layout, Schedule, Strategy, SyncMode};
 use numakit_topology::Topology;
 use serde::Serialize;
 
@@ -63,7 +63,7 @@ pub struct ResourceUsage {
 pub struct SimResult {
     pub machine: String,
     pub strategy: Strategy,
-    pub sync: Sync,
+    pub sync: SyncMode,
     pub layout: Layout,
     pub total_bytes: f64,
     /// Shuffle bandwidth, 1e9 bytes per second.
@@ -86,7 +86,7 @@ pub struct SimResult {
 pub fn simulate(
     topo: &Topology,
     schedule: &Schedule,
-    sync: Sync,
+    sync: SyncMode,
     opts: &SimOptions,
     cal: &Calibration,
 ) -> Result<SimResult, SimError> {
@@ -97,7 +97,7 @@ pub fn simulate(
 pub fn simulate_on(
     machine: &Machine,
     schedule: &Schedule,
-    sync: Sync,
+    sync: SyncMode,
     opts: &SimOptions,
     cal: &Calibration,
 ) -> Result<SimResult, SimError> {
@@ -209,7 +209,7 @@ impl Stats {
 struct Run<'a> {
     schedule: &'a Schedule,
     table: ReadTable,
-    sync: Sync,
+    sync: SyncMode,
     piece: f64,
     state: f64,
     consumers: Vec<Consumer>,
@@ -330,7 +330,7 @@ impl Run<'_> {
         let con = &mut self.consumers[c];
         match con.phase {
             Phase::Moving { .. } => con.phase = Phase::Reading { left: self.piece },
-            Phase::Reading { .. } if self.sync == Sync::Tight => con.phase = Phase::Waiting,
+            Phase::Reading { .. } if self.sync == SyncMode::Tight => con.phase = Phase::Waiting,
             Phase::Reading { .. } => {
                 let next = con.step + 1;
                 self.start_step(c, next);
@@ -362,7 +362,7 @@ impl Run<'_> {
     /// Tight: once nobody is moving or reading, everyone waiting moves on.
     fn release_barrier(&mut self) {
         let busy = |p: Phase| matches!(p, Phase::Moving { .. } | Phase::Reading { .. });
-        if self.sync != Sync::Tight || self.consumers.iter().any(|c| busy(c.phase)) {
+        if self.sync != SyncMode::Tight || self.consumers.iter().any(|c| busy(c.phase)) {
             return;
         }
         for c in 0..self.consumers.len() {
@@ -455,7 +455,7 @@ mod tests {
     use super::*;
     use numakit_topology::presets;
 
-    fn run(preset: &str, per: usize, strategy: Strategy, sync: Sync) -> SimResult {
+    fn run(preset: &str, per: usize, strategy: Strategy, sync: SyncMode) -> SimResult {
         let topo = presets::topology(preset).unwrap();
         let sockets = topo.compute_nodes().len();
         let schedule = Schedule::build(Layout::new(sockets, per), strategy, 1);
@@ -471,7 +471,7 @@ mod tests {
 
     #[test]
     fn one_thread_per_socket_reads_at_the_thread_cap_locally() {
-        let r = run("nehalem-ex-4s", 1, Strategy::Migration, Sync::Tight);
+        let r = run("nehalem-ex-4s", 1, Strategy::Migration, SyncMode::Tight);
         let cap = Calibration::li_nehalem().per_thread_gbs;
         assert!((r.gbs - 4.0 * cap).abs() < 1e-6, "{}", r.gbs);
         assert_eq!(r.bottleneck, "per-thread limit");
@@ -480,20 +480,20 @@ mod tests {
 
     #[test]
     fn naive_is_held_by_one_memory_at_a_time() {
-        let r = run("nehalem-ex-4s", 8, Strategy::Naive, Sync::Tight);
+        let r = run("nehalem-ex-4s", 8, Strategy::Naive, SyncMode::Tight);
         assert!((r.gbs - 24.7).abs() < 0.1, "{}", r.gbs);
         assert_eq!(
             r.bottleneck,
             "memory of one node at a time (4 nodes in turn)"
         );
-        let m = run("nehalem-ex-4s", 2, Strategy::Migration, Sync::Tight);
+        let m = run("nehalem-ex-4s", 2, Strategy::Migration, SyncMode::Tight);
         assert_eq!(m.bottleneck, "per-thread limit");
     }
 
     #[test]
     fn copying_state_costs_time_and_migration_without_state_does_not() {
-        let plain = run("nehalem-ex-4s", 4, Strategy::Migration, Sync::Tight);
-        let copy = run("nehalem-ex-4s", 4, Strategy::MigrationCopy, Sync::Tight);
+        let plain = run("nehalem-ex-4s", 4, Strategy::Migration, SyncMode::Tight);
+        let copy = run("nehalem-ex-4s", 4, Strategy::MigrationCopy, SyncMode::Tight);
         assert!(copy.gbs < plain.gbs, "{} !< {}", copy.gbs, plain.gbs);
         let topo = presets::topology("nehalem-ex-4s").unwrap();
         let schedule = Schedule::build(Layout::new(4, 4), Strategy::MigrationCopy, 1);
@@ -502,14 +502,14 @@ mod tests {
             ..SimOptions::default()
         };
         let cal = Calibration::li_nehalem();
-        let free = simulate(&topo, &schedule, Sync::Tight, &none, &cal).unwrap();
+        let free = simulate(&topo, &schedule, SyncMode::Tight, &none, &cal).unwrap();
         assert!((free.gbs - plain.gbs).abs() < 1e-6 * plain.gbs);
     }
 
     #[test]
     fn loose_and_tight_agree_when_every_step_looks_alike() {
-        let tight = run("nehalem-ex-4s", 8, Strategy::Ring, Sync::Tight);
-        let loose = run("nehalem-ex-4s", 8, Strategy::Ring, Sync::Loose);
+        let tight = run("nehalem-ex-4s", 8, Strategy::Ring, SyncMode::Tight);
+        let loose = run("nehalem-ex-4s", 8, Strategy::Ring, SyncMode::Loose);
         assert!((tight.gbs - loose.gbs).abs() < 0.01 * tight.gbs);
     }
 
@@ -519,7 +519,7 @@ mod tests {
         let cal = Calibration::li_nehalem();
         let opts = SimOptions::default();
         let wrong = Schedule::build(Layout::new(2, 4), Strategy::Ring, 1);
-        let err = simulate(&topo, &wrong, Sync::Tight, &opts, &cal).unwrap_err();
+        let err = simulate(&topo, &wrong, SyncMode::Tight, &opts, &cal).unwrap_err();
         assert_eq!(
             err,
             SimError::LayoutMismatch {
@@ -529,7 +529,7 @@ mod tests {
         );
         let mut broken = Schedule::build(Layout::new(4, 1), Strategy::Ring, 1);
         broken.steps[1][0] = broken.steps[0][0];
-        let err = simulate(&topo, &broken, Sync::Tight, &opts, &cal).unwrap_err();
+        let err = simulate(&topo, &broken, SyncMode::Tight, &opts, &cal).unwrap_err();
         assert!(matches!(err, SimError::InvalidSchedule(_)));
         let zero = SimOptions {
             total_bytes: 0.0,
@@ -537,7 +537,7 @@ mod tests {
         };
         let ok = Schedule::build(Layout::new(4, 1), Strategy::Ring, 1);
         assert!(matches!(
-            simulate(&topo, &ok, Sync::Tight, &zero, &cal),
+            simulate(&topo, &ok, SyncMode::Tight, &zero, &cal),
             Err(SimError::BadOption(_))
         ));
     }

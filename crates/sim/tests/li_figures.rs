@@ -2,7 +2,7 @@
 //! prediction for every preset. Goals the honest model misses are pinned to
 //! what it does predict, with the reason (see the crate docs).
 
-use numakit_shuffle::{Strategy, Sync};
+use numakit_shuffle::{Strategy, SyncMode};
 use numakit_sim::{plan, plan_from_report, predict_machine, Calibration, MachineReport};
 use numakit_topology::presets;
 
@@ -23,27 +23,27 @@ fn report_all_threads(name: &str) -> MachineReport {
 fn figure_6_with_every_hardware_thread() {
     let four = report_all_threads("nehalem-ex-4s");
     assert_eq!(four.layout.threads(), 64);
-    let naive = gbs(&four, Strategy::Naive, Sync::Tight);
-    let ring = gbs(&four, Strategy::Ring, Sync::Tight);
-    let migration = gbs(&four, Strategy::Migration, Sync::Tight);
+    let naive = gbs(&four, Strategy::Naive, SyncMode::Tight);
+    let ring = gbs(&four, Strategy::Ring, SyncMode::Tight);
+    let migration = gbs(&four, Strategy::Migration, SyncMode::Tight);
     assert!(within(naive, 22.0, 0.15), "naive {naive}");
     assert!(within(ring, 70.0, 0.15), "ring {ring}");
     assert!(within(migration, 94.0, 0.15), "migration {migration}");
-    for sync in Sync::ALL {
+    for sync in SyncMode::ALL {
         let random = gbs(&four, Strategy::Random, sync);
         assert!(naive < random && random < ring, "random ({sync}) {random}");
     }
     let eight = report_all_threads("nehalem-ex-8s");
     assert_eq!(eight.layout.threads(), 128);
     assert!(
-        gbs(&eight, Strategy::Ring, Sync::Tight) < ring,
+        gbs(&eight, Strategy::Ring, SyncMode::Tight) < ring,
         "ring lower on eight sockets"
     );
     // Migration on eight sockets: the model predicts about 56 GB/s, not the
     // paper's ~94 (see the crate docs: broadcast snoops over the slower
     // cross-chassis links). Pinned, not hidden: it is exactly the bound of
     // the chassis cut (see `eight_socket_migration_is_bound_by_the_cut`).
-    let mig8 = gbs(&eight, Strategy::Migration, Sync::Tight);
+    let mig8 = gbs(&eight, Strategy::Migration, SyncMode::Tight);
     assert!(within(mig8, cut_bound(0.285), 0.01), "migration 8s {mig8}");
 }
 
@@ -82,13 +82,13 @@ fn eight_socket_migration_is_bound_by_the_cut() {
     assert_eq!(twisted.hops(0, 6), Some(2));
     for topo in [&twisted, &cube] {
         let r = predict_machine(topo, None, &cal).unwrap();
-        let mig = gbs(&r, Strategy::Migration, Sync::Tight);
+        let mig = gbs(&r, Strategy::Migration, SyncMode::Tight);
         assert!(mig <= cut_bound(0.285) * 1.01, "migration {mig}");
     }
     let mut fast = twisted.clone();
     fast.links.iter_mut().for_each(|l| l.bandwidth_gbs = 10.9);
     let r = predict_machine(&fast, None, &cal).unwrap();
-    let mig = gbs(&r, Strategy::Migration, Sync::Tight);
+    let mig = gbs(&r, Strategy::Migration, SyncMode::Tight);
     assert!(
         mig < 94.0 * 0.8,
         "migration with 10.9 GB/s cross links: {mig}"
@@ -99,11 +99,11 @@ fn eight_socket_migration_is_bound_by_the_cut() {
         ..cal
     };
     let r = predict_machine(&twisted, None, &lighter).unwrap();
-    let mig = gbs(&r, Strategy::Migration, Sync::Tight);
+    let mig = gbs(&r, Strategy::Migration, SyncMode::Tight);
     assert!(within(mig, 94.0, 0.03), "migration with a = 0.153: {mig}");
 }
 
-fn gbs(r: &MachineReport, strategy: Strategy, sync: Sync) -> f64 {
+fn gbs(r: &MachineReport, strategy: Strategy, sync: SyncMode) -> f64 {
     r.row(strategy, sync).unwrap().gbs
 }
 
@@ -130,15 +130,18 @@ fn every_preset_gets_a_report_and_a_plan() {
 fn four_sockets_naive_ring_random_follow_figure_6() {
     let r = report("nehalem-ex-4s", &Calibration::li_nehalem());
     assert_eq!(r.layout.threads(), 32);
-    let naive = gbs(&r, Strategy::Naive, Sync::Tight);
-    let ring = gbs(&r, Strategy::Ring, Sync::Tight);
+    let naive = gbs(&r, Strategy::Naive, SyncMode::Tight);
+    let ring = gbs(&r, Strategy::Ring, SyncMode::Tight);
     assert!(within(naive, 22.0, 0.15), "naive {naive}");
     assert!(within(ring, 70.0, 0.15), "ring {ring}");
-    for sync in Sync::ALL {
+    for sync in SyncMode::ALL {
         let random = gbs(&r, Strategy::Random, sync);
         assert!(naive < random && random < ring, "random ({sync}) {random}");
     }
-    assert!(gbs(&r, Strategy::Ring, Sync::Tight) >= gbs(&r, Strategy::Ring, Sync::Loose) * 0.999);
+    assert!(
+        gbs(&r, Strategy::Ring, SyncMode::Tight)
+            >= gbs(&r, Strategy::Ring, SyncMode::Loose) * 0.999
+    );
 }
 
 /// Missed goal: Figure 6 has migration at 94 GB/s; the per-thread cap of
@@ -147,15 +150,18 @@ fn four_sockets_naive_ring_random_follow_figure_6() {
 fn four_socket_migration_is_held_by_the_thread_cap_of_section_2() {
     let cal = Calibration::li_nehalem();
     let r = report("nehalem-ex-4s", &cal);
-    let migration = r.row(Strategy::Migration, Sync::Tight).unwrap();
+    let migration = r.row(Strategy::Migration, SyncMode::Tight).unwrap();
     assert!(
         within(migration.gbs, 32.0 * cal.per_thread_gbs, 0.001),
         "{migration:?}"
     );
     assert_eq!(migration.bottleneck, "per-thread limit");
-    assert!(migration.gbs >= gbs(&r, Strategy::Ring, Sync::Tight) * 0.999);
+    assert!(migration.gbs >= gbs(&r, Strategy::Ring, SyncMode::Tight) * 0.999);
     let plan = plan(&presets::topology("nehalem-ex-4s").unwrap(), None, &cal).unwrap();
-    assert_eq!((plan.strategy, plan.sync), (Strategy::Ring, Sync::Tight));
+    assert_eq!(
+        (plan.strategy, plan.sync),
+        (Strategy::Ring, SyncMode::Tight)
+    );
 }
 
 /// Ring is lower on eight sockets (met). Migration is within 15% of the
@@ -167,20 +173,20 @@ fn eight_sockets_ring_drops_and_migration_stays_near_four_sockets() {
     let four = report("nehalem-ex-4s", &cal);
     let eight = report("nehalem-ex-8s", &cal);
     assert_eq!(eight.layout.threads(), 64);
-    let ring8 = gbs(&eight, Strategy::Ring, Sync::Tight);
+    let ring8 = gbs(&eight, Strategy::Ring, SyncMode::Tight);
     assert!(
-        ring8 < gbs(&four, Strategy::Ring, Sync::Tight),
+        ring8 < gbs(&four, Strategy::Ring, SyncMode::Tight),
         "ring {ring8}"
     );
-    let mig4 = gbs(&four, Strategy::Migration, Sync::Tight);
-    let mig8 = gbs(&eight, Strategy::Migration, Sync::Tight);
+    let mig4 = gbs(&four, Strategy::Migration, SyncMode::Tight);
+    let mig8 = gbs(&eight, Strategy::Migration, SyncMode::Tight);
     assert!(within(mig8, mig4, 0.15), "migration 8s {mig8} vs 4s {mig4}");
     assert!(
         within(mig8, 56.3, 0.02),
         "documented figure changed: {mig8}"
     );
     let bottleneck = &eight
-        .row(Strategy::Migration, Sync::Tight)
+        .row(Strategy::Migration, SyncMode::Tight)
         .unwrap()
         .bottleneck;
     assert!(bottleneck.contains("coherence 100%"), "{bottleneck}");
@@ -230,9 +236,9 @@ fn what_if_the_thread_cap_came_from_figure_7() {
         assert!(c.relative_error.abs() <= 0.10, "{c:?}");
     }
     let r = report("nehalem-ex-4s", &cal);
-    assert!(within(gbs(&r, Strategy::Ring, Sync::Tight), 70.0, 0.15));
+    assert!(within(gbs(&r, Strategy::Ring, SyncMode::Tight), 70.0, 0.15));
     assert!(within(
-        gbs(&r, Strategy::Migration, Sync::Tight),
+        gbs(&r, Strategy::Migration, SyncMode::Tight),
         94.0,
         0.15
     ));

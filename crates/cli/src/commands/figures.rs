@@ -2,16 +2,16 @@
 //! simulate` (predicted): one bar per schedule, tight and loose in two
 //! colours, and where the thread-sweep chart goes.
 
-use numakit_shuffle::{Strategy, Sync};
+use numakit_shuffle::{Strategy, SyncMode};
 
 use crate::render::chart::Bar;
 use crate::render::format::Spread;
 
 /// A chart bar for one schedule: tight and loose in two colours.
-pub fn schedule_bar(strategy: Strategy, sync: Sync, gbs: &Spread) -> Bar {
+pub fn schedule_bar(strategy: Strategy, sync: SyncMode, gbs: &Spread) -> Bar {
     Bar {
         label: format!("{strategy} ({sync})"),
-        colour: usize::from(sync == Sync::Loose),
+        colour: usize::from(sync == SyncMode::Loose),
         min: gbs.min,
         median: gbs.median,
         max: gbs.max,

@@ -78,7 +78,7 @@ fn output_paths(command: &Command) -> Vec<(&'static str, PathBuf)> {
         Command::Sort(a) => add("--out", &a.common.out),
         Command::Mapreduce(a) => {
             let common = a.app.common();
-            add("--output", &common.output);
+            add("--out", &common.output);
             if !matches!(
                 a.app,
                 crate::commands::mapreduce::args::MapReduceApp::MatrixMultiply(_)

@@ -8,7 +8,7 @@ use anyhow::{ensure, Context, Result};
 use numakit_placement::PlacementMode;
 use numakit_pool::{Pool, PoolBuilder};
 use numakit_shuffle::{
-    plain_read, shuffle, Form, ShuffleData, ShuffleOptions, Skew, Strategy, Sync,
+    plain_read, shuffle, Form, ShuffleData, ShuffleOptions, Skew, Strategy, SyncMode,
 };
 use numakit_topology::Topology;
 use serde::Serialize;
@@ -23,7 +23,7 @@ use crate::render::format::{bytes, table, Spread};
 #[derive(Serialize)]
 pub struct ScheduleResult {
     pub schedule: Strategy,
-    pub sync: Sync,
+    pub sync: SyncMode,
     pub gbs: Spread,
     /// Median over the baseline's median.
     pub vs_plain_read: f64,
@@ -62,14 +62,14 @@ pub struct ShuffleReport {
 
 struct Plan {
     strategies: Vec<Strategy>,
-    syncs: Vec<Sync>,
+    syncs: Vec<SyncMode>,
     form: Form,
     skew: Skew,
 }
 
 impl Plan {
     /// Every schedule with every synchronisation, schedules outermost.
-    fn combinations(&self) -> Vec<(Strategy, Sync)> {
+    fn combinations(&self) -> Vec<(Strategy, SyncMode)> {
         self.strategies
             .iter()
             .flat_map(|&k| self.syncs.iter().map(move |&s| (k, s)))
@@ -288,7 +288,7 @@ struct Repetition<'a> {
 impl Repetition<'_> {
     /// Per schedule, in order: GB/s and the steps run off their node.
     /// Every result is checked against the reference.
-    fn run(&self, combos: &[(Strategy, Sync)], rep: usize) -> Result<Vec<(f64, u64)>> {
+    fn run(&self, combos: &[(Strategy, SyncMode)], rep: usize) -> Result<Vec<(f64, u64)>> {
         combos
             .iter()
             .map(|&(strategy, sync)| {
@@ -307,7 +307,7 @@ impl Repetition<'_> {
 
 /// One schedule's repetitions summed up against the plain read.
 fn schedule_result(
-    (schedule, sync): (Strategy, Sync),
+    (schedule, sync): (Strategy, SyncMode),
     samples: &[f64],
     misplaced_steps: u64,
     plain_read_gbs: &Spread,
@@ -371,7 +371,7 @@ fn sweep(
     let strategies = [Strategy::Naive, Strategy::Ring, Strategy::Migration];
     let sweep_plan = Plan {
         strategies: strategies.to_vec(),
-        syncs: vec![Sync::Tight],
+        syncs: vec![SyncMode::Tight],
         form: plan.form,
         skew: plan.skew,
     };

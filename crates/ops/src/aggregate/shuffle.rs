@@ -16,7 +16,7 @@
 //! state stays cache-sized.
 
 use numakit_pool::Pool;
-use numakit_shuffle::{exchange, Exchange, Strategy, Sync};
+use numakit_shuffle::{exchange, Exchange, Strategy, SyncMode};
 
 use crate::aggregate::migration::Consumer;
 use crate::aggregate::split::{by_hash, split_chunks};
@@ -49,7 +49,7 @@ pub fn run(
     })?;
     let states = states.into_iter().collect::<Result<Vec<_>>>()?;
     timer.start("exchange");
-    let ex = Exchange::new(strategy, Sync::Tight);
+    let ex = Exchange::new(strategy, SyncMode::Tight);
     let (states, report) = exchange(pool, &ex, states, |ctx, state, visit| {
         state.visit(ctx.index, &splits[visit.producer], visit);
     })?;

@@ -21,7 +21,7 @@
 //! merge kernel `merge.rs`.
 
 use numakit_pool::Pool;
-use numakit_shuffle::{exchange, Exchange, Strategy, Sync, Visit};
+use numakit_shuffle::{exchange, Exchange, Strategy, SyncMode, Visit};
 
 use crate::error::{OpsError, Result};
 use crate::join::merge::merge_join;
@@ -39,7 +39,7 @@ use crate::tuple::Tuple;
 /// lock-step.
 const MERGE_EXCHANGE: Exchange = Exchange {
     strategy: Strategy::Ring,
-    sync: Sync::Tight,
+    sync: SyncMode::Tight,
     seed: 42,
 };
 

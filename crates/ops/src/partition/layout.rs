@@ -158,14 +158,6 @@ impl Partitioned {
         self.slices(p).flat_map(|s| s.iter().copied()).collect()
     }
 
-    /// Partition numbers, largest first (a good order to queue tasks in:
-    /// the long ones start early, the short ones fill the gaps).
-    pub fn largest_first(&self) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.fanout()).collect();
-        order.sort_by_key(|&p| std::cmp::Reverse(self.partition_len(p)));
-        order
-    }
-
     fn piece_list(&self, p: usize) -> &[Piece] {
         &self.pieces[self.first_piece[p]..self.first_piece[p + 1]]
     }

@@ -235,14 +235,14 @@ fn sorts_in_reused_memory_stay_right() {
 
 #[test]
 fn every_exchange_schedule_sorts() {
-    use numakit_shuffle::{Strategy, Sync};
+    use numakit_shuffle::{Strategy, SyncMode};
     let pool = pool(2);
     let rows: Vec<Tuple> = (0..30_000u64)
         .map(|i| Tuple::new(splitmix64(i) % 5000, i))
         .collect();
     let input = Relation::from_tuples(&pool, &rows).unwrap();
     for strategy in [Strategy::Naive, Strategy::Ring, Strategy::Random] {
-        for sync in [Sync::Tight, Sync::Loose] {
+        for sync in [SyncMode::Tight, SyncMode::Loose] {
             let options = SortOptions {
                 exchange: Exchange::new(strategy, sync),
             };

@@ -11,7 +11,7 @@
 //! into bytes); it does not model the barrier's cost or the cost of moving
 //! a thread.
 
-use numakit_shuffle::Sync;
+use numakit_shuffle::SyncMode;
 
 use crate::calibration::Calibration;
 use crate::error::SimError;
@@ -144,7 +144,7 @@ enum State {
 struct Run<'a> {
     work: &'a [Vec<Task>],
     costs: Costs,
-    sync: Sync,
+    sync: SyncMode,
     step: Vec<usize>,
     state: Vec<State>,
     out: Outcome,
@@ -156,7 +156,7 @@ struct Run<'a> {
 pub(crate) fn run(
     machine: &Machine,
     cal: &Calibration,
-    sync: Sync,
+    sync: SyncMode,
     update_scale: &[f64],
     work: &[Vec<Task>],
 ) -> Result<Outcome, SimError> {
@@ -221,7 +221,7 @@ impl Run<'_> {
                 self.state[c] = State::Busy { index, left };
                 return;
             }
-            if self.sync == Sync::Tight {
+            if self.sync == SyncMode::Tight {
                 self.state[c] = State::Waiting;
                 return;
             }

@@ -53,7 +53,7 @@ mod render;
 mod tests;
 mod work;
 
-use numakit_shuffle::{Layout, Schedule, Strategy, Sync};
+use numakit_shuffle::{Layout, Schedule, Strategy, SyncMode};
 use numakit_topology::Topology;
 use serde::Serialize;
 
@@ -112,7 +112,7 @@ pub struct AggOptions {
     /// Rows aggregated in all (16 bytes each).
     pub rows: f64,
     /// Barriers between steps (Li's aggregation: not said; tight default).
-    pub sync: Sync,
+    pub sync: SyncMode,
     pub calibration: Calibration,
     /// Table lines one thread keeps in flight while its updates miss.
     /// `None`: as many as a streamed read (per-thread cap x local latency
@@ -125,7 +125,7 @@ impl Default for AggOptions {
     fn default() -> Self {
         Self {
             rows: 1.6e9,
-            sync: Sync::Tight,
+            sync: SyncMode::Tight,
             calibration: Calibration {
                 latency_scaled_remote_cap: true,
                 ..Calibration::li_nehalem()

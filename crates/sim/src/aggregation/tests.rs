@@ -1,4 +1,4 @@
-use numakit_shuffle::{Layout, Schedule, Strategy, Sync};
+use numakit_shuffle::{Layout, Schedule, Strategy, SyncMode};
 use numakit_topology::{presets, MachineDescription, Topology};
 
 use super::engine::{self, Kind, Task, Transfer};
@@ -67,7 +67,7 @@ fn reads_alone_match_the_shuffle_simulation() {
             0.0
         };
         let piece = opts.total_bytes / (32.0 * 32.0);
-        for sync in Sync::ALL {
+        for sync in SyncMode::ALL {
             let want = simulate_on(&machine, &schedule, sync, &opts, &cal).unwrap();
             let tasks = reads_only(&schedule, piece, state);
             let got = engine::run(&machine, &cal, sync, &[], &tasks).unwrap();

@@ -57,12 +57,14 @@ pub struct ClusterJoinArgs {
     #[arg(long, default_value_t = 7400, value_name = "PORT")]
     pub port: u16,
 
-    /// Rows of R over all processes (generated).
-    #[arg(long, default_value = "1M", value_name = "N", value_parser = crate::common::parse::count)]
+    /// Rows of the left relation R over all processes (generated; K, M, G
+    /// are powers of 1000). Named as in `join`; `--rows-r` is the old name.
+    #[arg(long = "left-rows", alias = "rows-r", default_value = "1M", value_name = "N", value_parser = crate::common::parse::count)]
     pub rows_r: u64,
 
-    /// Rows of S over all processes (generated).
-    #[arg(long, default_value = "4M", value_name = "N", value_parser = crate::common::parse::count)]
+    /// Rows of the right relation S over all processes (generated).
+    /// `--rows-s` is the old name.
+    #[arg(long = "right-rows", alias = "rows-s", default_value = "4M", value_name = "N", value_parser = crate::common::parse::count)]
     pub rows_s: u64,
 
     /// Generated keys: foreign-key (R a primary key 1..=|R|, each S row

@@ -24,7 +24,7 @@ pub fn check_memory(args: &ClusterJoinArgs, processes: usize) -> Result<()> {
     let broadcast = crate::common::budget::times(args.rows_r.min(args.rows_s), 16);
     crate::common::budget::check(
         &format!(
-            "{} (--rows-r {} --rows-s {})",
+            "{} (--left-rows {} --right-rows {})",
             if processes > 1 {
                 "a process's share of the relations and what it receives"
             } else {

@@ -66,8 +66,13 @@ pub struct MrCommon {
 
     /// Write the full result to FILE as CSV (every word, bin, mean or
     /// matrix row), whole or not at all: nothing is written when the run
-    /// fails or --verify finds a difference.
-    #[arg(long, value_name = "FILE", conflicts_with = "generate")]
+    /// fails or --verify finds a difference. (`--output` is the old name.)
+    #[arg(
+        long = "out",
+        alias = "output",
+        value_name = "FILE",
+        conflicts_with = "generate"
+    )]
     pub output: Option<PathBuf>,
 
     /// Worker threads (default: one per allowed CPU), spread evenly over nodes.

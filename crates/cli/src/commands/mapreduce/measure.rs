@@ -29,7 +29,7 @@ pub struct AppReport {
     pub map_tasks: Vec<NodeTasks>,
     pub verified: Option<bool>,
     pub summary: Value,
-    /// The full result as CSV, kept only for `--output`.
+    /// The full result as CSV, kept only for `--out`.
     #[serde(skip)]
     pub result: Option<String>,
 }
@@ -42,7 +42,7 @@ pub struct Outcome {
     pub map_tasks: Vec<NodeTasks>,
     pub summary: Value,
     pub verified: Option<bool>,
-    /// The full result as CSV, made only when `--output` asks for it.
+    /// The full result as CSV, made only when `--out` asks for it.
     pub result: Option<String>,
 }
 
@@ -122,14 +122,14 @@ impl Outcome {
         }
     }
 
-    /// Keeps the full result when `keep` (`--output`) asks for it.
+    /// Keeps the full result when `keep` (`--out`) asks for it.
     pub fn keeping(mut self, keep: bool, result: impl FnOnce() -> String) -> Self {
         self.result = keep.then(result);
         self
     }
 }
 
-/// Checks the verification, writes `--output` (the last run's full
+/// Checks the verification, writes `--out` (the last run's full
 /// result), then prints the reports.
 pub fn finish(reports: &[AppReport], c: &MrCommon, json_out: bool, top: usize) -> Result<()> {
     check_verified(reports)?;
@@ -210,7 +210,7 @@ fn print_reports(reports: &[AppReport], json_out: bool, top: usize) -> Result<()
 }
 
 /// A summary's scalar fields as `name value` text (`pixels 30000, ...`);
-/// lists (histogram bins, means) are for `--json` and `--output`.
+/// lists (histogram bins, means) are for `--json` and `--out`.
 fn plain_fields(summary: &Value) -> String {
     let Some(fields) = summary.as_object() else {
         return summary.to_string();

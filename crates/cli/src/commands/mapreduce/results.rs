@@ -1,4 +1,4 @@
-//! The full results of `numakit mapreduce <app> --output FILE`, as CSV
+//! The full results of `numakit mapreduce <app> --out FILE`, as CSV
 //! with a header line: one row per word, bin, cluster or matrix row.
 //!
 //! Only formatting lives here; the file is written whole or not at all

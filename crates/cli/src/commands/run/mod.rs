@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::Result;
 use numakit_placement::PlacementMode;
 use numakit_pool::{stats, NodeStats, Pool, PoolBuilder};
-use numakit_shuffle::{Strategy, Sync};
+use numakit_shuffle::{Strategy, SyncMode};
 use numakit_topology::{NodeId, Topology};
 use serde::Serialize;
 
@@ -66,7 +66,7 @@ fn simulated() -> Result<Simulated> {
     ];
     let predictions = paper
         .iter()
-        .filter_map(|&(k, fig6)| report.row(k, Sync::Tight).map(|r| (k, r.gbs, fig6)))
+        .filter_map(|&(k, fig6)| report.row(k, SyncMode::Tight).map(|r| (k, r.gbs, fig6)))
         .collect();
     Ok(Simulated {
         machine: SIMULATED_PRESET.into(),
