@@ -30,7 +30,7 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
             .map(|(option, path)| (*option, path.as_path())),
     )?;
     match &cli.command {
-        Command::Run(args) => run::run(args, cli.placement, cli.json).map(|()| true),
+        Command::Run(args) => run::run(args, cli.placement, cli.json, cli.quiet).map(|()| true),
         Command::Topo(args) => topo::run(args, cli.json).map(|()| true),
         Command::Doctor => doctor::run(cli.json),
         Command::Shuffle(args) => {

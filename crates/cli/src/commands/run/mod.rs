@@ -21,7 +21,9 @@ use crate::commands::shuffle::{quick_report, ShuffleReport};
 use crate::commands::{doctor, topo};
 use crate::common::output;
 use crate::common::parallel_sum;
+use crate::common::progress::Spinner;
 use crate::render::format::{bytes, table};
+use numakit_ops::Progress;
 use ops::OperatorSummary;
 
 #[derive(Serialize)]
@@ -115,30 +117,39 @@ struct PartPlacement {
     pages: usize,
 }
 
-pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
+pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    let spinner = Spinner::new(quiet || json);
+    spinner.set_prefix("main job");
+    spinner.phase("topology and doctor");
     let topology = Arc::new(numakit_topology::discover()?);
     let topo_summary = topology_summary(&topology);
     let report = doctor::checks(topology.clone());
     let doctor_summary = doctor_summary(&report);
+    spinner.phase("parallel sum");
     let (reduction, pool) = reduction(topology, args, mode)?;
+    spinner.phase("shuffle");
     let (shuffle, shuffle_skipped) = match quick_report(&pool, args.size_mib.max(8)) {
         Ok(report) => (Some(report), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
+    spinner.phase("operators");
     let (operators, operators_skipped) = match ops::operators(&pool, ops::probe_rows(args.size_mib))
     {
         Ok(summary) => (Some(summary), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
+    spinner.phase("MapReduce");
     let (mapreduce, mapreduce_skipped) =
         match mapreduce::mapreduce(&pool, mapreduce::input_bytes(args.size_mib)) {
             Ok(summary) => (Some(summary), None),
             Err(e) => (None, Some(format!("{e:#}"))),
         };
+    spinner.phase("memory probe");
     let (probe, probe_skipped) = match probe::probe(pool.placer(), args.size_mib) {
         Ok(summary) => (Some(summary), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
+    spinner.phase("distributed join");
     let (cluster, cluster_skipped) = match cluster::cluster(args.size_mib, mode)? {
         Ok(summary) => (Some(summary), None),
         Err(why) => (None, Some(why)),
@@ -159,6 +170,7 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool) -> Result<()> {
         cluster,
         cluster_skipped,
     };
+    spinner.finish();
     output::report(json, &out, || render(&out, &report))?;
     failures(&out)
 }
