@@ -10,6 +10,9 @@
 //! (default 5), NUMAKIT_BENCH_ALGOS (default `npo,mpsm`). Without
 //! `--bench` (as under `cargo test --benches`) it runs a tiny smoke size.
 
+mod common;
+use common::median;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -36,7 +39,7 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 }
 
 fn settings() -> Settings {
-    let quick = !std::env::args().any(|a| a == "--bench");
+    let quick = common::quick();
     let algorithms = env_or("NUMAKIT_BENCH_ALGOS", "npo,mpsm".to_string())
         .split(',')
         .filter_map(|a| a.trim().parse().ok())
@@ -74,11 +77,6 @@ fn cpu_seconds() -> f64 {
         .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<f64>().ok()))
         .sum();
     ticks / 100.0
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 /// Runs `algorithm` `reps` times; prints the median time and phases.

@@ -25,6 +25,9 @@
 //! partition size), `--no-join`, `--no-partition`. Without `--bench` (as under
 //! `cargo test --benches`) it runs a tiny smoke size.
 
+mod common;
+use common::median;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -112,11 +115,6 @@ fn minor_faults() -> u64 {
         .nth(7)
         .and_then(|f| f.parse().ok())
         .unwrap_or(0)
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 #[derive(Clone, Copy, PartialEq)]

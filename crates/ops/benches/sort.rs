@@ -10,6 +10,9 @@
 //! NUMAKIT_BENCH_TUPLES (16777216) and NUMAKIT_BENCH_REPS (3); without
 //! `--bench` (as under `cargo test --benches`) it runs a quick small case.
 
+mod common;
+use common::median;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,11 +30,6 @@ fn env_or(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.replace('_', "").parse().ok())
         .unwrap_or(default)
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
 }
 
 /// The median run's total and its phases, as "total [phase s, ...]".
@@ -143,7 +141,7 @@ fn check_sorted<T>(out: &[T], n: usize, key: impl Fn(&T) -> u64) -> Result<(), S
 
 fn main() {
     // `cargo test --benches` runs this without --bench: keep that quick.
-    let quick = !std::env::args().any(|a| a == "--bench");
+    let quick = common::quick();
     let (keys, tuples, reps) = match quick {
         true => (1 << 20, 1 << 18, 1),
         false => (
