@@ -52,6 +52,11 @@ impl FileSink {
         self.schema.as_ref()
     }
 
+    /// Where the result goes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Rows written so far.
     pub fn rows(&self) -> u64 {
         self.rows

@@ -16,6 +16,7 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::SchemaRef;
 use numakit_frame::load::LoadStats;
 use numakit_frame::memory::{human_bytes, peak_resident_bytes};
+use numakit_frame::sink::FileSink;
 use numakit_frame::{Input, MemoryLimit, Table};
 use numakit_io::SourceOptions;
 use numakit_ops::PhaseTime;
@@ -71,6 +72,19 @@ pub fn write_result(path: &Path, result: &Table, format: Option<Format>) -> Resu
         &write_options(path, format),
     )
     .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Completes a result written with `--out` (renames it into place) and
+/// returns its schema; `None` when there was no file.
+pub fn finish_file(file: Option<FileSink>) -> Result<Option<SchemaRef>> {
+    let Some(file) = file else {
+        return Ok(None);
+    };
+    let schema = file.schema().cloned();
+    let path = file.path().to_path_buf();
+    file.finish()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(schema)
 }
 
 /// How `--out` is written: the `--format` given where its extension says

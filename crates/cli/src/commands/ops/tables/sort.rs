@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use numakit_frame::load::LoadStats;
 use numakit_frame::sink::{FileSink, ResultSink};
 use numakit_frame::sort::{sort_input_into, InputOrder, SortColumn, SortReport, SortRequest};
@@ -13,7 +13,8 @@ use serde::Serialize;
 
 use crate::commands::ops::args::SortArgs;
 use crate::commands::ops::tables::{
-    describe_load, file_input, head, names, phases_line, run_options, write_options, RunFigures,
+    describe_load, file_input, finish_file, head, names, phases_line, run_options, write_options,
+    RunFigures,
 };
 use crate::common::output;
 use crate::common::progress::Spinner;
@@ -96,11 +97,7 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
         file.as_mut().map(|f| f as &mut dyn ResultSink),
     )?;
     spinner.finish();
-    let schema = file.as_ref().and_then(|f| f.schema().cloned());
-    if let (Some(file), Some(path)) = (file, &args.common.out) {
-        file.finish()
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
+    let schema = finish_file(file)?;
     let times = outcome.runs.iter().map(|r| r.seconds).collect();
     let last = outcome
         .runs
