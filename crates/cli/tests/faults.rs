@@ -231,9 +231,12 @@ fn absurd_sizes_are_refused_before_anything_is_allocated() {
             "--rows",
         ),
         (&["mapreduce", "word-count", "--threads", HUGE], "threads"),
-        (&["probe", "--latency-mib", HUGE], "latency"),
-        (&["probe", "--bandwidth-mib", HUGE], "bandwidth"),
-        (&["probe", "remote-access", "--large-mib", HUGE], "array"),
+        (&["probe", "--latency-mib", HUGE], "--latency-mib"),
+        (&["probe", "--bandwidth-mib", HUGE], "--bandwidth-mib"),
+        (
+            &["probe", "remote-access", "--large-mib", HUGE],
+            "--large-mib",
+        ),
         (
             &["probe", "cache-concurrency", "--groups", HUGE],
             "--groups",

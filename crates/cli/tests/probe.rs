@@ -188,7 +188,7 @@ fn bad_requests_get_one_clear_line() {
     assert_error(&["probe", "--threads", "0"], "--threads must be at least 1");
     assert_error(
         &["probe", "--latency-mib", "100000000"],
-        "the latency buffer needs",
+        "the latency buffer (--latency-mib 100000000) needs",
     );
     assert_error(&["probe", "--nodes", "77"], "node 77 cannot be probed");
     assert_error(&["probe", "--reps", "0"], "--reps");
@@ -198,7 +198,7 @@ fn bad_requests_get_one_clear_line() {
     );
     assert_error(
         &["probe", "kiefer", "--large-mib", "100000000"],
-        "an experiment's array needs",
+        "an experiment's array (--large-mib 100000000) needs",
     );
     assert_error(
         &["probe", "strategies", "--strategies", "random"],

@@ -18,8 +18,8 @@ use numakit_topology::{IdSet, Topology};
 
 use crate::commands::probe::args::{KieferArgs, MatrixArgs, ProbeArgs, ProbeCommand, StrategyArgs};
 use crate::common::files::write_whole;
-use crate::common::output;
 use crate::common::progress::Spinner;
+use crate::common::{budget, output};
 
 const MIB: u64 = 1 << 20;
 
@@ -78,10 +78,18 @@ pub fn matrix_options(args: &MatrixArgs, topology: &Topology) -> Result<MatrixOp
     if let Some(mib) = args.latency_mib {
         crate::usage_ensure!(mib > 0, "--latency-mib must be at least 1");
         o.latency_bytes = mib.saturating_mul(MIB);
+        budget::check(
+            &format!("the latency buffer (--latency-mib {mib})"),
+            o.latency_bytes,
+        )?;
     }
     if let Some(mib) = args.bandwidth_mib {
         crate::usage_ensure!(mib > 0, "--bandwidth-mib must be at least 1");
         o.bandwidth_bytes = mib.saturating_mul(MIB);
+        budget::check(
+            &format!("the bandwidth buffers (--bandwidth-mib {mib})"),
+            o.bandwidth_bytes.saturating_mul(2),
+        )?;
         o.pass_bytes = o.pass_bytes.max(o.bandwidth_bytes);
     }
     if let Some(mib) = args.pass_mib {
@@ -170,6 +178,15 @@ fn experiments(
         args.small_mib > 0 && args.large_mib > 0,
         "array sizes must be at least 1 MiB"
     );
+    for (option, mib) in [
+        ("--small-mib", args.small_mib),
+        ("--large-mib", args.large_mib),
+    ] {
+        budget::check(
+            &format!("an experiment's array ({option} {mib})"),
+            mib.saturating_mul(MIB),
+        )?;
+    }
     let report = kiefer::run(placer, which, &options, spinner)?;
     spinner.finish();
     if json {
