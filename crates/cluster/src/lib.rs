@@ -22,6 +22,10 @@
 //! numakit's I/O) and does not start remote machines (srun, mpirun or a
 //! hostfile do; [`launch`] reads what they set).
 
+// No unsafe code here: what needs it (syscalls, raw buffers) lives in the
+// placement and pool crates behind safe wrappers.
+#![forbid(unsafe_code)]
+
 pub mod error;
 pub mod frames;
 pub mod join;

@@ -19,6 +19,10 @@
 //! It prints nothing and parses no command lines: the CLI and the Python
 //! package render its reports.
 
+// No unsafe code here: what needs it (syscalls, raw buffers) lives in the
+// placement and pool crates behind safe wrappers.
+#![forbid(unsafe_code)]
+
 pub mod aggregate;
 pub mod error;
 pub mod input;

@@ -35,6 +35,10 @@
 //! This crate deliberately knows nothing of NUMA placement or of the other
 //! numakit crates: the caller moves the values where they are needed.
 
+// No unsafe code here: what needs it (syscalls, raw buffers) lives in the
+// placement and pool crates behind safe wrappers.
+#![forbid(unsafe_code)]
+
 mod arrow_columns;
 mod atomic;
 mod batch_write;

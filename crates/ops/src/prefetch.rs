@@ -6,7 +6,7 @@
 /// Asks the CPU to bring the cache line holding `item` into its caches.
 /// A no-op on targets without a prefetch instruction.
 #[inline(always)]
-pub fn prefetch<T>(item: &T) {
+pub(crate) fn prefetch<T>(item: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: PREFETCHT0 is a hint: it never faults and changes no memory,
     // and `item` is a valid reference anyway. SSE, which the intrinsic is

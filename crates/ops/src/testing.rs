@@ -7,7 +7,7 @@ use numakit_pool::{Pool, PoolBuilder};
 
 /// A pool of `threads` workers (best-effort placement, so that tests run
 /// in containers that forbid pinning too).
-pub fn pool(threads: usize) -> Pool {
+pub(crate) fn pool(threads: usize) -> Pool {
     let topo = Arc::new(numakit_topology::discover().expect("topology"));
     let threads = threads.min(topo.allowed.cpus.len().max(1));
     PoolBuilder::new(topo)

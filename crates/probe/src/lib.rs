@@ -20,6 +20,10 @@
 //! queries, `getcpu`). This crate measures and reports data; tables,
 //! charts and files are the CLI's.
 
+// No unsafe code here: what needs it (syscalls, raw buffers) lives in the
+// placement and pool crates behind safe wrappers.
+#![forbid(unsafe_code)]
+
 pub mod bandwidth;
 pub mod budget;
 pub mod chase;

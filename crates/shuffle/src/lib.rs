@@ -9,6 +9,10 @@
 //! consumer-local buffers. [`mod@exchange`] is the same driver for operators:
 //! it calls the operator's closure for every (consumer, producer) visit.
 
+// No unsafe code here: what needs it (syscalls, raw buffers) lives in the
+// placement and pool crates behind safe wrappers.
+#![forbid(unsafe_code)]
+
 pub mod data;
 pub mod error;
 pub mod exchange;

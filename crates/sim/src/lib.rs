@@ -98,6 +98,10 @@
 //! each step's cold first touches of the table weigh more against a piece
 //! of 1.6e9 / 64² rows (about 200K with 4x the data).
 
+// No unsafe code here: what needs it (syscalls, raw buffers) lives in the
+// placement and pool crates behind safe wrappers.
+#![forbid(unsafe_code)]
+
 pub mod aggregation;
 pub mod calibration;
 pub mod error;

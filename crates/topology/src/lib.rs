@@ -8,6 +8,10 @@
 //! ([`presets`]). This is the lowest layer of numakit: it reads and
 //! describes, and never pins threads or places memory.
 
+// No unsafe code here: what needs it (syscalls, raw buffers) lives in the
+// placement and pool crates behind safe wrappers.
+#![forbid(unsafe_code)]
+
 pub mod describe;
 pub mod error;
 pub mod idset;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 /// Runs `numakit` with `args` and returns what it did.
-pub fn numakit(args: &[&str]) -> Output {
+pub(crate) fn numakit(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_numakit"))
         .args(args)
         .output()
@@ -20,7 +20,7 @@ pub fn numakit(args: &[&str]) -> Output {
 }
 
 /// Runs `numakit` with `args`, which must succeed, and parses its stdout.
-pub fn json_of(args: &[&str]) -> Value {
+pub(crate) fn json_of(args: &[&str]) -> Value {
     let out = numakit(args);
     assert!(
         out.status.success(),
@@ -33,17 +33,17 @@ pub fn json_of(args: &[&str]) -> Value {
 /// A clean failure: exit code 1 (the work failed) or 2 (the command line
 /// is wrong), nothing panicked, and exactly one line on stderr, naming
 /// `needle`.
-pub fn assert_error(args: &[&str], needle: &str) {
+pub(crate) fn assert_error(args: &[&str], needle: &str) {
     assert_error_with(args, needle, &[1, 2]);
 }
 
 /// [`assert_error`] for a wrong command line: exit code 2.
-pub fn assert_usage_error(args: &[&str], needle: &str) {
+pub(crate) fn assert_usage_error(args: &[&str], needle: &str) {
     assert_error_with(args, needle, &[2]);
 }
 
 /// [`assert_error`] for work that failed: exit code 1.
-pub fn assert_failure(args: &[&str], needle: &str) {
+pub(crate) fn assert_failure(args: &[&str], needle: &str) {
     assert_error_with(args, needle, &[1]);
 }
 
@@ -70,7 +70,7 @@ fn assert_error_with(args: &[&str], needle: &str, codes: &[i32]) {
 
 /// Waits for `child` at most `limit`; if it still runs then, kills it and
 /// returns `None`.
-pub fn wait_or_kill(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+pub(crate) fn wait_or_kill(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().expect("waiting for a child") {
@@ -86,7 +86,7 @@ pub fn wait_or_kill(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
 }
 
 /// Waits for `child`, failing the test if it runs past `limit`.
-pub fn wait_within(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
+pub(crate) fn wait_within(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
     match wait_or_kill(child, limit) {
         Some(status) => status,
         None => panic!("{what} still ran after {limit:?}"),
@@ -95,12 +95,12 @@ pub fn wait_within(child: &mut Child, limit: Duration, what: &str) -> ExitStatus
 
 /// The address-space limit of [`run_bounded`]: 6 GiB, so that an
 /// allocation that was not checked first aborts instead of swapping.
-pub const ADDRESS_SPACE_KIB: u64 = 6 << 20;
+pub(crate) const ADDRESS_SPACE_KIB: u64 = 6 << 20;
 
 /// Runs numakit with `args` (in `dir`, if given) under `ulimit -v`
 /// [`ADDRESS_SPACE_KIB`], stdout discarded; stops it after `limit`.
 /// Returns how it ended (`None`: still running, stopped) and its stderr.
-pub fn run_bounded<S: AsRef<OsStr>>(
+pub(crate) fn run_bounded<S: AsRef<OsStr>>(
     args: &[S],
     dir: Option<&Path>,
     limit: Duration,

@@ -12,13 +12,13 @@ use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
 
-pub struct Guest {
+pub(crate) struct Guest {
     pub nodes: usize,
     pub cpus: usize,
     pub distances: &'static str,
 }
 
-pub fn harness() -> Option<PathBuf> {
+pub(crate) fn harness() -> Option<PathBuf> {
     if let Ok(path) = std::env::var("NUMA_VM_RUN") {
         return Some(PathBuf::from(path));
     }
@@ -28,7 +28,7 @@ pub fn harness() -> Option<PathBuf> {
 
 /// The harness, or `None` after saying the test is skipped; under CI a
 /// missing harness is a failure, since CI must prove the multi-node paths.
-pub fn harness_or_skip() -> Option<PathBuf> {
+pub(crate) fn harness_or_skip() -> Option<PathBuf> {
     let run = harness();
     if run.is_none() {
         assert!(
@@ -48,7 +48,7 @@ static ONE_GUEST_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// Runs `numakit ARGS...` for each argument list inside one guest boot;
 /// returns the stdout of each. The guest announces each command on stderr
 /// before it starts, so a failure or a timeout shows where it stopped.
-pub fn in_guest(run: &PathBuf, g: &Guest, commands: &[&str]) -> Vec<String> {
+pub(crate) fn in_guest(run: &PathBuf, g: &Guest, commands: &[&str]) -> Vec<String> {
     let bin = env!("CARGO_BIN_EXE_numakit");
     let script = commands
         .iter()
@@ -162,7 +162,7 @@ fn guest_command(bin: &str, args: &str, g: &Guest) -> String {
 
 /// The CPUs the harness gives node `n`: contiguous blocks, the first
 /// `cpus % nodes` nodes one more; with fewer CPUs than nodes, one each.
-pub fn expected_cpus(g: &Guest, n: usize) -> Vec<u64> {
+pub(crate) fn expected_cpus(g: &Guest, n: usize) -> Vec<u64> {
     if g.cpus < g.nodes {
         return if n < g.cpus { vec![n as u64] } else { vec![] };
     }
@@ -172,6 +172,6 @@ pub fn expected_cpus(g: &Guest, n: usize) -> Vec<u64> {
     (start as u64..(start + len) as u64).collect()
 }
 
-pub fn json(text: &str) -> Value {
+pub(crate) fn json(text: &str) -> Value {
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
 }

@@ -24,7 +24,7 @@ const POLL: Duration = Duration::from_millis(1);
 
 /// What the driver saw.
 #[derive(Default)]
-pub struct Driven {
+pub(super) struct Driven {
     pub compute_seconds: f64,
     pub pieces_received: u64,
     /// Reports of other processes that arrived early (at the sink).
@@ -40,7 +40,7 @@ struct State<'a> {
 }
 
 /// Runs the exchange and the join to completion.
-pub fn drive(
+pub(super) fn drive(
     pool: &Pool,
     transport: &mut dyn Transport,
     frames: Frames,

@@ -24,7 +24,7 @@ use crate::message::{Piece, Side};
 use crate::partition::{blocks, cut, Layout};
 
 /// A process ready to exchange.
-pub struct Prepared {
+pub(super) struct Prepared {
     pub frames: Frames,
     pub outbox: Outbox,
     /// Work on this process's own rows, to start at once.
@@ -34,7 +34,7 @@ pub struct Prepared {
 }
 
 /// Prepares a hash-distributed equi-join.
-pub fn equi(
+pub(super) fn equi(
     pool: &Pool,
     me: usize,
     processes: usize,
@@ -80,7 +80,7 @@ pub fn equi(
 }
 
 /// Prepares a broadcast (non-equi) join of `spec.broadcast`.
-pub fn broadcast(
+pub(super) fn broadcast(
     pool: &Pool,
     me: usize,
     processes: usize,

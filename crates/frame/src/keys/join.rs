@@ -134,7 +134,7 @@ enum Composition {
 }
 
 /// The left side's code space, ready to code right tables into.
-pub struct JoinCoder {
+pub(crate) struct JoinCoder {
     columns: Vec<CodedColumn>,
     composition: Composition,
     pub encoding: KeyEncoding,
@@ -163,7 +163,7 @@ impl JoinCoder {
     /// `right_schema`, keys `rcols` (pairwise); returns the coder and the
     /// left's codes. `right_table`, when the whole right side is at hand,
     /// narrows the numeric ranges to the values both sides hold.
-    pub fn new(
+    pub(crate) fn new(
         pool: &Pool,
         (left, lcols): (&Table, &[usize]),
         (right_schema, rcols): (&Schema, &[usize]),
@@ -233,7 +233,7 @@ impl JoinCoder {
 
     /// The codes of `right`'s key columns `rcols` (of the types the coder
     /// was made for) in the left's code space.
-    pub fn code(&self, pool: &Pool, right: &Table, rcols: &[usize]) -> Result<Vec<PartCodes>> {
+    pub(crate) fn code(&self, pool: &Pool, right: &Table, rcols: &[usize]) -> Result<Vec<PartCodes>> {
         if rcols.len() != self.columns.len() {
             return Err(FrameError::InvalidRequest(format!(
                 "the join was planned for {} key columns, not {}",

@@ -22,7 +22,7 @@ use proptest::test_runner::{Config, TestRunner};
 
 /// A pool of `threads` workers with best-effort placement (containers
 /// may forbid pinning), as in the crate's own unit tests.
-pub fn pool(threads: usize) -> Pool {
+pub(crate) fn pool(threads: usize) -> Pool {
     let topo = Arc::new(numakit_topology::discover().expect("topology"));
     let threads = threads.min(topo.allowed.cpus.len().max(1)).max(1);
     PoolBuilder::new(topo)
@@ -33,13 +33,13 @@ pub fn pool(threads: usize) -> Pool {
 }
 
 /// Pools of 1 and 2 threads.
-pub fn pools() -> [Pool; 2] {
+pub(crate) fn pools() -> [Pool; 2] {
     [pool(1), pool(2)]
 }
 
 /// A proptest runner with `cases` cases (or `PROPTEST_CASES`), no
 /// regression files.
-pub fn runner(cases: u32) -> TestRunner {
+pub(crate) fn runner(cases: u32) -> TestRunner {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -54,7 +54,7 @@ pub fn runner(cases: u32) -> TestRunner {
 
 /// A key column type of the tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyType {
+pub(crate) enum KeyType {
     Int8,
     Int16,
     Int32,
@@ -105,7 +105,7 @@ pub enum KeyType {
     DictInt64,
 }
 
-pub const ALL_KEY_TYPES: [KeyType; 33] = [
+pub(crate) const ALL_KEY_TYPES: [KeyType; 33] = [
     KeyType::Int8,
     KeyType::Int16,
     KeyType::Int32,
@@ -142,7 +142,7 @@ pub const ALL_KEY_TYPES: [KeyType; 33] = [
 ];
 
 /// Pairs of different types that can be compared in a join (left, right).
-pub const CROSS_PAIRS: [(KeyType, KeyType); 17] = [
+pub(crate) const CROSS_PAIRS: [(KeyType, KeyType); 17] = [
     (KeyType::Int32, KeyType::Int64),
     (KeyType::Int64, KeyType::UInt64),
     (KeyType::UInt64, KeyType::Int64),
@@ -166,7 +166,7 @@ const P38: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
 
 /// The string domain, in byte order: empty, short, long (> 1 KB) strings
 /// sharing a 1500-byte prefix, and non-ASCII.
-pub fn string_domain() -> Vec<String> {
+pub(crate) fn string_domain() -> Vec<String> {
     let long = "x".repeat(1500);
     vec![
         String::new(),
@@ -181,7 +181,7 @@ pub fn string_domain() -> Vec<String> {
 }
 
 /// The binary domain, in byte order.
-pub fn binary_domain() -> Vec<Vec<u8>> {
+pub(crate) fn binary_domain() -> Vec<Vec<u8>> {
     let long = vec![0xABu8; 1100];
     let mut long0 = long.clone();
     long0.push(0);
@@ -206,19 +206,19 @@ fn pick<T: Copy>(domain: &[T], cells: &[Option<u8>]) -> Vec<Option<T>> {
 
 impl KeyType {
     /// Values a cell index can take (`0..domain_len()`).
-    pub fn domain_len(self) -> usize {
+    pub(crate) fn domain_len(self) -> usize {
         match self {
             KeyType::Boolean => 2,
             _ => 8,
         }
     }
 
-    pub fn data_type(self) -> DataType {
+    pub(crate) fn data_type(self) -> DataType {
         self.array(&[]).data_type().clone()
     }
 
     /// Whether SUM and AVG apply (integers, decimals, floats).
-    pub fn is_numeric(self) -> bool {
+    pub(crate) fn is_numeric(self) -> bool {
         matches!(
             self,
             KeyType::Int8
@@ -241,11 +241,11 @@ impl KeyType {
         )
     }
 
-    pub fn is_float(self) -> bool {
+    pub(crate) fn is_float(self) -> bool {
         matches!(self, KeyType::Float32 | KeyType::Float64)
     }
 
-    pub fn is_bytes(self) -> bool {
+    pub(crate) fn is_bytes(self) -> bool {
         matches!(
             self,
             KeyType::Utf8
@@ -259,7 +259,7 @@ impl KeyType {
     }
 
     /// The column of `cells` (`Some(i)`: the domain's i-th value).
-    pub fn array(self, cells: &[Option<u8>]) -> ArrayRef {
+    pub(crate) fn array(self, cells: &[Option<u8>]) -> ArrayRef {
         match self {
             KeyType::Int8 => Arc::new(Int8Array::from(pick(
                 &[i8::MIN, i8::MIN + 1, -1, 0, 1, 2, 100, i8::MAX],
@@ -579,13 +579,13 @@ fn decimal(domain: &[i128], cells: &[Option<u8>], precision: u8, scale: i8) -> A
 }
 
 /// Any key type.
-pub fn key_type() -> impl Strategy<Value = KeyType> {
+pub(crate) fn key_type() -> impl Strategy<Value = KeyType> {
     proptest::sample::select(ALL_KEY_TYPES.to_vec())
 }
 
 /// A cell of a domain of `len` values: uniform, or skewed (Zipf-like:
 /// index 0 about half the time), with some nulls.
-pub fn cell(len: usize, null_percent: u32, skewed: bool) -> BoxedStrategy<Option<u8>> {
+pub(crate) fn cell(len: usize, null_percent: u32, skewed: bool) -> BoxedStrategy<Option<u8>> {
     let len = len.max(1) as u32;
     let value = if skewed {
         (0u32..256)
@@ -601,7 +601,7 @@ pub fn cell(len: usize, null_percent: u32, skewed: bool) -> BoxedStrategy<Option
 
 /// The shape of a column's cells.
 #[derive(Clone, Copy, Debug)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// Uniform with about 15% nulls.
     Uniform,
     /// Zipf-like skew with about 10% nulls.
@@ -614,7 +614,7 @@ pub enum Shape {
     AllNull,
 }
 
-pub fn shape() -> impl Strategy<Value = Shape> {
+pub(crate) fn shape() -> impl Strategy<Value = Shape> {
     prop_oneof![
         4 => Just(Shape::Uniform),
         3 => Just(Shape::Skewed),
@@ -625,7 +625,7 @@ pub fn shape() -> impl Strategy<Value = Shape> {
 }
 
 /// `rows` cells of a domain of `len` values in `shape`.
-pub fn cells_of(len: usize, shape: Shape, rows: usize) -> BoxedStrategy<Vec<Option<u8>>> {
+pub(crate) fn cells_of(len: usize, shape: Shape, rows: usize) -> BoxedStrategy<Vec<Option<u8>>> {
     match shape {
         Shape::Uniform => proptest::collection::vec(cell(len, 15, false), rows).boxed(),
         Shape::Skewed => proptest::collection::vec(cell(len, 10, true), rows).boxed(),
@@ -637,7 +637,7 @@ pub fn cells_of(len: usize, shape: Shape, rows: usize) -> BoxedStrategy<Vec<Opti
 
 /// How a table is cut into parts.
 #[derive(Clone, Copy, Debug)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// Parts to cut the rows into (0: no part at all when empty).
     pub parts: usize,
     /// Put an empty part first.
@@ -645,13 +645,13 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub const ONE: Layout = Layout {
+    pub(crate) const ONE: Layout = Layout {
         parts: 1,
         empty_part: false,
     };
 }
 
-pub fn layout() -> impl Strategy<Value = Layout> {
+pub(crate) fn layout() -> impl Strategy<Value = Layout> {
     (
         prop_oneof![2 => Just(1usize), 3 => 2usize..6],
         proptest::bool::weighted(0.2),
@@ -661,7 +661,7 @@ pub fn layout() -> impl Strategy<Value = Layout> {
 
 /// A table of named columns (all nullable), cut as `layout` says and
 /// spread over `workers` workers.
-pub fn table(name: &str, columns: Vec<(&str, ArrayRef)>, layout: Layout, workers: usize) -> Table {
+pub(crate) fn table(name: &str, columns: Vec<(&str, ArrayRef)>, layout: Layout, workers: usize) -> Table {
     let schema = Arc::new(Schema::new(
         columns
             .iter()
@@ -686,24 +686,24 @@ pub fn table(name: &str, columns: Vec<(&str, ArrayRef)>, layout: Layout, workers
 }
 
 /// An Int64 column 0..rows (row ids).
-pub fn ids(rows: usize, base: i64) -> ArrayRef {
+pub(crate) fn ids(rows: usize, base: i64) -> ArrayRef {
     Arc::new(Int64Array::from_iter_values(
         (0..rows as i64).map(|i| base + i),
     ))
 }
 
 /// The data type of a Timestamp with unit and zone.
-pub fn timestamp(unit: TimeUnit, tz: Option<&str>) -> DataType {
+pub(crate) fn timestamp(unit: TimeUnit, tz: Option<&str>) -> DataType {
     DataType::Timestamp(unit, tz.map(Into::into))
 }
 
 /// All rows of a table (through the reference's cells).
-pub fn all(table: &Table) -> Vec<Vec<numakit_frame::reference::Value>> {
+pub(crate) fn all(table: &Table) -> Vec<Vec<numakit_frame::reference::Value>> {
     numakit_frame::reference::all_rows(table).expect("rows")
 }
 
 /// Column `name` of every row, in order.
-pub fn column(table: &Table, name: &str) -> Vec<numakit_frame::reference::Value> {
+pub(crate) fn column(table: &Table, name: &str) -> Vec<numakit_frame::reference::Value> {
     let c = table.column_index(name).expect("column");
     numakit_frame::reference::rows(table, &[c])
         .expect("rows")
@@ -713,32 +713,32 @@ pub fn column(table: &Table, name: &str) -> Vec<numakit_frame::reference::Value>
 }
 
 /// Shorthands for expected cells.
-pub mod v {
+pub(crate) mod v {
     use numakit_frame::reference::Value;
 
-    pub fn i(x: i128) -> Value {
+    pub(crate) fn i(x: i128) -> Value {
         Value::int(x)
     }
-    pub fn d(unscaled: i128, scale: i8) -> Value {
+    pub(crate) fn d(unscaled: i128, scale: i8) -> Value {
         Value::Number { unscaled, scale }
     }
-    pub fn f(x: f64) -> Value {
+    pub(crate) fn f(x: f64) -> Value {
         Value::Float(x)
     }
-    pub fn s(x: &str) -> Value {
+    pub(crate) fn s(x: &str) -> Value {
         Value::Bytes(x.as_bytes().to_vec())
     }
-    pub fn b(x: bool) -> Value {
+    pub(crate) fn b(x: bool) -> Value {
         Value::Bool(x)
     }
-    pub fn null() -> Value {
+    pub(crate) fn null() -> Value {
         Value::Null
     }
 }
 
 /// Asserts that two multisets of rows are equal (floats within 1e-9).
 #[track_caller]
-pub fn assert_same_rows(
+pub(crate) fn assert_same_rows(
     got: Vec<Vec<numakit_frame::reference::Value>>,
     want: Vec<Vec<numakit_frame::reference::Value>>,
 ) {

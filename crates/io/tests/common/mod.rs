@@ -11,7 +11,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use numakit_io::{Column, Format, Table};
 
 /// A table with the extreme values of both kinds.
-pub fn extremes_table() -> Table {
+pub(crate) fn extremes_table() -> Table {
     Table::new(vec![
         Column::signed("signed", vec![i64::MIN, -1, 0, 1, i64::MAX]),
         Column::unsigned("unsigned", vec![0, 1, u64::MAX / 2, u64::MAX - 1, u64::MAX]),
@@ -19,7 +19,7 @@ pub fn extremes_table() -> Table {
 }
 
 /// A table with columns but no rows.
-pub fn empty_table() -> Table {
+pub(crate) fn empty_table() -> Table {
     Table::new(vec![
         Column::signed("a", vec![]),
         Column::unsigned("b", vec![]),
@@ -27,7 +27,7 @@ pub fn empty_table() -> Table {
 }
 
 /// The usual extension of a format.
-pub fn extension(format: Format) -> &'static str {
+pub(crate) fn extension(format: Format) -> &'static str {
     match format {
         Format::Csv => "csv",
         Format::Parquet => "parquet",
@@ -36,12 +36,12 @@ pub fn extension(format: Format) -> &'static str {
 }
 
 /// `directory/name.ext` for the format.
-pub fn file_in(directory: &Path, name: &str, format: Format) -> PathBuf {
+pub(crate) fn file_in(directory: &Path, name: &str, format: Format) -> PathBuf {
     directory.join(format!("{name}.{}", extension(format)))
 }
 
 /// A record batch of the named arrays (nullable fields).
-pub fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+pub(crate) fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
     RecordBatch::try_from_iter_with_nullable(
         columns.into_iter().map(|(name, array)| (name, array, true)),
     )
@@ -49,7 +49,7 @@ pub fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
 }
 
 /// Writes the batches as a Parquet file with the given compression.
-pub fn write_parquet(
+pub(crate) fn write_parquet(
     path: &Path,
     batches: &[RecordBatch],
     compression: parquet::basic::Compression,
@@ -68,7 +68,7 @@ pub fn write_parquet(
 
 /// Writes the batches as an Arrow IPC file (or stream) with optional
 /// buffer compression.
-pub fn write_ipc(
+pub(crate) fn write_ipc(
     path: &Path,
     batches: &[RecordBatch],
     compression: Option<arrow_ipc::CompressionType>,
@@ -97,7 +97,7 @@ pub fn write_ipc(
 }
 
 /// Writes the batches in one of the Arrow-based formats.
-pub fn write_arrow_based(path: &Path, format: Format, batches: &[RecordBatch]) {
+pub(crate) fn write_arrow_based(path: &Path, format: Format, batches: &[RecordBatch]) {
     match format {
         Format::Parquet => write_parquet(path, batches, parquet::basic::Compression::SNAPPY),
         Format::ArrowIpc => write_ipc(path, batches, None, false),
@@ -106,12 +106,12 @@ pub fn write_arrow_based(path: &Path, format: Format, batches: &[RecordBatch]) {
 }
 
 /// An Arc'd array, for brevity.
-pub fn array<A: arrow_array::Array + 'static>(array: A) -> ArrayRef {
+pub(crate) fn array<A: arrow_array::Array + 'static>(array: A) -> ArrayRef {
     Arc::new(array)
 }
 
 /// The names of the files in a directory, sorted.
-pub fn entries(directory: &Path) -> Vec<String> {
+pub(crate) fn entries(directory: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(directory)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
@@ -121,6 +121,6 @@ pub fn entries(directory: &Path) -> Vec<String> {
 }
 
 /// Owned column names.
-pub fn names(list: &[&str]) -> Vec<String> {
+pub(crate) fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|name| name.to_string()).collect()
 }

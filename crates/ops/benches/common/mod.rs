@@ -4,12 +4,12 @@
 #![allow(dead_code)] // each benchmark uses what it needs
 
 /// The median of `values` (the upper one of an even count).
-pub fn median(mut values: Vec<f64>) -> f64 {
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
 }
 
 /// True when run by `cargo test` (one quick pass), false under `cargo bench`.
-pub fn quick() -> bool {
+pub(crate) fn quick() -> bool {
     !std::env::args().any(|a| a == "--bench")
 }

@@ -22,7 +22,7 @@ const SAMPLE_PER_RANGE: usize = 1024;
 
 /// Splitters that cut keys into `ranges()` ranges.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RangeSplit {
+pub(super) struct RangeSplit {
     /// Range i holds keys from `splitters[i - 1]` to `splitters[i]`, both
     /// ends included (tuples with a splitter's key go to either side).
     splitters: Vec<u64>,
@@ -31,7 +31,7 @@ pub struct RangeSplit {
 impl RangeSplit {
     /// Splitters for `ranges` ranges at the quantiles of a sample of the
     /// keys of `input` (evenly strided over every chunk).
-    pub fn from_sample(input: &Relation, ranges: usize) -> Self {
+    pub(super) fn from_sample(input: &Relation, ranges: usize) -> Self {
         let ranges = ranges.max(1);
         let total = input.len();
         let wanted = total.min(SAMPLE_PER_RANGE * ranges);
@@ -45,7 +45,7 @@ impl RangeSplit {
     }
 
     /// Splitters at the quantiles of `sample`.
-    pub fn from_keys(mut sample: Vec<u64>, ranges: usize) -> Self {
+    pub(super) fn from_keys(mut sample: Vec<u64>, ranges: usize) -> Self {
         let ranges = ranges.max(1);
         if sample.is_empty() {
             return Self {
@@ -60,13 +60,13 @@ impl RangeSplit {
     }
 
     /// Number of ranges.
-    pub fn ranges(&self) -> usize {
+    pub(super) fn ranges(&self) -> usize {
         self.splitters.len() + 1
     }
 
     /// The range of the tuple with `key` at `position` of its chunk.
     #[inline(always)]
-    pub fn range_of(&self, key: u64, position: usize) -> usize {
+    pub(super) fn range_of(&self, key: u64, position: usize) -> usize {
         let below = self.splitters.partition_point(|&s| s < key);
         let up_to = self.splitters.partition_point(|&s| s <= key);
         if below == up_to {
@@ -79,7 +79,7 @@ impl RangeSplit {
 
 /// Scatters `input` into one chunk per range: chunk i holds range i and
 /// lives on worker i's node. `split` must have one range per worker.
-pub fn partition(pool: &Pool, input: &Relation, split: &RangeSplit) -> Result<Vec<Chunk>> {
+pub(super) fn partition(pool: &Pool, input: &Relation, split: &RangeSplit) -> Result<Vec<Chunk>> {
     input.check_pool(pool)?;
     let workers = pool.workers();
     let histograms = pool.broadcast(|ctx| histogram(&input.chunks()[ctx.index].tuples, split))?;

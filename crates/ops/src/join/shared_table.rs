@@ -63,10 +63,10 @@ const OVERFLOW_BLOCK: usize = 256;
 /// misses for random probes).
 const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 /// Lookups whose bucket lines are prefetched before the first is done.
-pub const PREFETCH_GROUP: usize = 64;
+pub(super) const PREFETCH_GROUP: usize = 64;
 
 /// The shared hash table of one build side.
-pub struct SharedTable {
+pub(super) struct SharedTable {
     buckets: AtomicWords,
     bucket_mask: usize,
     overflow: AtomicWords,
@@ -76,7 +76,7 @@ pub struct SharedTable {
 
 /// A worker's current block of overflow entries.
 #[derive(Debug, Default)]
-pub struct OverflowCursor {
+pub(super) struct OverflowCursor {
     next: usize,
     end: usize,
     /// Set when no block was left (cannot happen when every worker keeps
@@ -85,7 +85,7 @@ pub struct OverflowCursor {
 }
 
 /// A build tuple found by a probe.
-pub struct Match<'a> {
+pub(super) struct Match<'a> {
     pub payload: u64,
     flag_word: &'a AtomicU64,
     flag_bit: u64,
@@ -94,14 +94,14 @@ pub struct Match<'a> {
 impl Match<'_> {
     /// Whether a probe has marked this tuple as matched.
     #[inline(always)]
-    pub fn is_marked(&self) -> bool {
+    pub(super) fn is_marked(&self) -> bool {
         self.flag_word.load(Relaxed) & self.flag_bit != 0
     }
 
     /// Marks the tuple as matched (reads first: writing a flag that is
     /// already set would only move the cache line between cores).
     #[inline(always)]
-    pub fn mark(&self) {
+    pub(super) fn mark(&self) {
         if !self.is_marked() {
             self.flag_word.fetch_or(self.flag_bit, Relaxed);
         }
@@ -111,7 +111,7 @@ impl Match<'_> {
 impl SharedTable {
     /// An empty table for `rows` build tuples, interleaved over the nodes
     /// of `pool`.
-    pub fn new(pool: &Pool, rows: usize) -> Result<Self> {
+    pub(super) fn new(pool: &Pool, rows: usize) -> Result<Self> {
         if rows > COUNT_MASK as usize {
             return Err(OpsError::InvalidArgument(format!(
                 "the hash table holds at most {COUNT_MASK} build rows, not {rows}"
@@ -141,13 +141,13 @@ impl SharedTable {
     }
 
     /// Number of buckets (a power of two).
-    pub fn buckets(&self) -> usize {
+    pub(super) fn buckets(&self) -> usize {
         self.bucket_mask + 1
     }
 
     /// The hash every other method takes along with a key.
     #[inline(always)]
-    pub fn hash_of(key: u64) -> u64 {
+    pub(super) fn hash_of(key: u64) -> u64 {
         hash64(key)
     }
 
@@ -173,12 +173,12 @@ impl SharedTable {
 
     /// Starts loading the bucket of the key with `hash` into the cache.
     #[inline(always)]
-    pub fn prefetch(&self, hash: u64) {
+    pub(super) fn prefetch(&self, hash: u64) {
         prefetch(&self.bucket(hash)[0]);
     }
 
     /// Inserts all of `tuples`, prefetching buckets a group ahead.
-    pub fn insert_all(&self, tuples: &[Tuple], cursor: &mut OverflowCursor) {
+    pub(super) fn insert_all(&self, tuples: &[Tuple], cursor: &mut OverflowCursor) {
         let mut hashes = [0u64; PREFETCH_GROUP];
         for group in tuples.chunks(PREFETCH_GROUP) {
             for (hash, t) in hashes.iter_mut().zip(group) {
@@ -229,7 +229,7 @@ impl SharedTable {
     /// Calls `on_match` for every build tuple with `key` (whose hash is
     /// `hash`), always in the same order, until it returns false.
     #[inline(always)]
-    pub fn for_each_match<F>(&self, hash: u64, key: u64, mut on_match: F)
+    pub(super) fn for_each_match<F>(&self, hash: u64, key: u64, mut on_match: F)
     where
         F: FnMut(Match<'_>) -> bool,
     {
@@ -245,7 +245,7 @@ impl SharedTable {
     /// walked after all buckets of the group, their first entries
     /// prefetched meanwhile, so that chain misses overlap too.
     #[inline(always)]
-    pub fn for_each_match_in_group<F>(&self, hashes: &[u64], probes: &[Tuple], mut on_match: F)
+    pub(super) fn for_each_match_in_group<F>(&self, hashes: &[u64], probes: &[Tuple], mut on_match: F)
     where
         F: FnMut(&Tuple, Match<'_>),
     {
@@ -342,7 +342,7 @@ impl SharedTable {
     /// the others too (the order of matches is fixed), so duplicate keys
     /// cost one lookup, not one per duplicate.
     #[inline(always)]
-    pub fn mark_matches(&self, hash: u64, key: u64) {
+    pub(super) fn mark_matches(&self, hash: u64, key: u64) {
         let mut first = true;
         self.for_each_match(hash, key, |m| {
             if first && m.is_marked() {
@@ -356,7 +356,7 @@ impl SharedTable {
 
     /// Calls `f(key, payload, matched)` for every build tuple of the
     /// buckets in `buckets`.
-    pub fn for_each_tuple<F>(&self, buckets: Range<usize>, mut f: F)
+    pub(super) fn for_each_tuple<F>(&self, buckets: Range<usize>, mut f: F)
     where
         F: FnMut(u64, u64, bool),
     {

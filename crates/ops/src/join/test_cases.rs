@@ -31,7 +31,7 @@ const OUTPUTS: [JoinOutput; 3] = [
 ];
 
 /// A named pair of inputs: (left = R, right = S).
-pub struct Case {
+pub(super) struct Case {
     pub name: &'static str,
     pub left: Vec<Tuple>,
     pub right: Vec<Tuple>,
@@ -51,7 +51,7 @@ fn generated(pool: &Pool, rows: u64, keys: KeyDist, seed: u64) -> Vec<Tuple> {
 }
 
 /// The adversarial inputs of the project's test rules.
-pub fn adversarial_cases(pool: &Pool) -> Vec<Case> {
+pub(super) fn adversarial_cases(pool: &Pool) -> Vec<Case> {
     let max = u64::MAX;
     let zipf = KeyDist::Zipf {
         distinct: 500,
@@ -101,7 +101,7 @@ pub fn adversarial_cases(pool: &Pool) -> Vec<Case> {
 
 /// Runs `algorithm` on `left` and `right` and compares every output with
 /// the reference; panics with a description on a difference.
-pub fn check_one(
+pub(super) fn check_one(
     pool: &Pool,
     algorithm: JoinAlgorithm,
     kind: JoinKind,
@@ -144,7 +144,7 @@ pub fn check_one(
 
 /// Holds `algorithm` against the reference on every adversarial case,
 /// every kind and output, with 1 and 2 workers.
-pub fn check_algorithm(algorithm: JoinAlgorithm) {
+pub(super) fn check_algorithm(algorithm: JoinAlgorithm) {
     for threads in [1, 2] {
         let pool = pool(threads);
         for case in adversarial_cases(&pool) {
@@ -166,7 +166,7 @@ fn key_strategy() -> impl Strategy<Value = u64> {
 }
 
 /// Holds `algorithm` against the reference on `cases` random inputs.
-pub fn check_random(algorithm: JoinAlgorithm, cases: u32) {
+pub(super) fn check_random(algorithm: JoinAlgorithm, cases: u32) {
     let pools = [pool(1), pool(2)];
     let inputs = (
         prop::collection::vec(key_strategy(), 0..300),

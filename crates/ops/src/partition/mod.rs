@@ -238,7 +238,7 @@ pub(crate) mod tests_common {
 
     /// Checks that `parts` holds exactly the tuples of `rel`, each in the
     /// partition its top `bits` hash bits name.
-    pub fn check_partitioned(rel: &Relation, parts: &Partitioned, bits: u32) {
+    pub(crate) fn check_partitioned(rel: &Relation, parts: &Partitioned, bits: u32) {
         let radix = Radix::top(bits).unwrap();
         assert_eq!(parts.fanout(), radix.fanout());
         assert_eq!(parts.radix(), radix);

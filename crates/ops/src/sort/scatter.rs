@@ -15,22 +15,22 @@ use super::Keyed;
 
 /// Bits per digit of the in-cache LSD passes (five passes cover the 53
 /// bits left below an 11-bit split; 8-bit digits measured 15% slower).
-pub const LSD_BITS: u32 = 11;
+pub(super) const LSD_BITS: u32 = 11;
 /// Buckets per in-cache LSD digit.
-pub const LSD_RADIX: usize = 1 << LSD_BITS;
+pub(super) const LSD_RADIX: usize = 1 << LSD_BITS;
 
 /// Counts per bucket of one in-cache digit.
-pub type Counts = [u32; LSD_RADIX];
+pub(super) type Counts = [u32; LSD_RADIX];
 
 /// The bucket of `key` for the digit of `mask`'s width at `shift`.
 #[inline(always)]
-pub fn digit(key: u64, shift: u32, mask: u64) -> usize {
+pub(super) fn digit(key: u64, shift: u32, mask: u64) -> usize {
     ((key >> shift) & mask) as usize
 }
 
 /// Sets `starts` to the exclusive prefix sums of `counts`: where each
 /// bucket starts.
-pub fn bucket_starts(counts: &Counts, starts: &mut [usize; LSD_RADIX]) {
+pub(super) fn bucket_starts(counts: &Counts, starts: &mut [usize; LSD_RADIX]) {
     let mut total = 0usize;
     for (s, &c) in starts.iter_mut().zip(counts) {
         *s = total;
@@ -40,7 +40,7 @@ pub fn bucket_starts(counts: &Counts, starts: &mut [usize; LSD_RADIX]) {
 
 /// Sets `counts` to the histogram of the in-cache digit at `shift`
 /// (`src` shorter than 2^32).
-pub fn count<T: Keyed>(src: &[T], shift: u32, counts: &mut Counts) {
+pub(super) fn count<T: Keyed>(src: &[T], shift: u32, counts: &mut Counts) {
     counts.fill(0);
     let mask = (LSD_RADIX - 1) as u64;
     for x in src {
@@ -52,7 +52,7 @@ pub fn count<T: Keyed>(src: &[T], shift: u32, counts: &mut Counts) {
 /// keeping the order of equal digits (`next` = where each bucket starts).
 /// With `count_next = Some((shift, counts))`, also sets `counts` to the
 /// histogram of the digit at that shift.
-pub fn scatter_cached<T: Keyed>(
+pub(super) fn scatter_cached<T: Keyed>(
     src: &[T],
     dst: &mut [T],
     shift: u32,
@@ -83,7 +83,7 @@ pub fn scatter_cached<T: Keyed>(
 
 /// What a split pass needs to know about its input: the histogram of
 /// its digit and which key bits differ anywhere in it.
-pub struct Survey {
+pub(super) struct Survey {
     pub counts: Vec<usize>,
     /// The OR of `key ^ first key` over all keys: bit i is set iff the
     /// keys do not all agree on bit i.
@@ -92,7 +92,7 @@ pub struct Survey {
 
 /// Reads `src` once: the histogram of the `bits`-wide digit at `shift`
 /// and the bits on which keys differ.
-pub fn survey<T: Keyed>(src: &[T], shift: u32, bits: u32) -> Survey {
+pub(super) fn survey<T: Keyed>(src: &[T], shift: u32, bits: u32) -> Survey {
     let mask = (1u64 << bits) - 1;
     let mut counts = vec![0usize; 1 << bits];
     let first = src.first().map_or(0, Keyed::key);
@@ -107,7 +107,7 @@ pub fn survey<T: Keyed>(src: &[T], shift: u32, bits: u32) -> Survey {
 
 /// The bits of `key` below bit `top`.
 #[inline(always)]
-pub fn below(key: u64, top: u32) -> u64 {
+pub(super) fn below(key: u64, top: u32) -> u64 {
     key & u64::MAX.checked_shr(64 - top).unwrap_or(0)
 }
 
@@ -115,12 +115,12 @@ pub fn below(key: u64, top: u32) -> u64 {
 /// agree on every bit from `top` up, a bucket number in key order that
 /// separates keys of different magnitude.
 #[inline(always)]
-pub fn magnitude(key: u64, top: u32) -> usize {
+pub(super) fn magnitude(key: u64, top: u32) -> usize {
     (64 - below(key, top).leading_zeros()) as usize
 }
 
 /// Histogram of [`magnitude`] over `src`.
-pub fn magnitude_counts<T: Keyed>(src: &[T], top: u32) -> Vec<usize> {
+pub(super) fn magnitude_counts<T: Keyed>(src: &[T], top: u32) -> Vec<usize> {
     let mut counts = vec![0usize; top as usize + 1];
     for x in src {
         counts[magnitude(x.key(), top)] += 1;
@@ -132,7 +132,7 @@ pub fn magnitude_counts<T: Keyed>(src: &[T], top: u32) -> Vec<usize> {
 /// radix sort, in key order), keeping the order within buckets; `bounds`
 /// are the bucket boundaries (prefix sums of the bucket sizes). With
 /// `stream`, full cache lines of `dst` bypass the caches.
-pub fn scatter_split<T, F>(src: &[T], dst: &mut [T], bounds: &[usize], stream: bool, bucket_of: F)
+pub(super) fn scatter_split<T, F>(src: &[T], dst: &mut [T], bounds: &[usize], stream: bool, bucket_of: F)
 where
     T: Keyed,
     F: Fn(u64) -> usize,

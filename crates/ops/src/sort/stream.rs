@@ -17,12 +17,12 @@
 use bytemuck::Pod;
 
 /// Bytes in a cache line.
-pub const LINE_BYTES: usize = 64;
+pub(super) const LINE_BYTES: usize = 64;
 
 /// Copies `src` into `dst` (equal lengths). When `dst` is exactly one
 /// cache line, aligned to 64 bytes, the copy bypasses the caches.
 #[inline(always)]
-pub fn store_line<T: Pod>(dst: &mut [T], src: &[T]) {
+pub(super) fn store_line<T: Pod>(dst: &mut [T], src: &[T]) {
     let to: &mut [u8] = bytemuck::cast_slice_mut(dst);
     let from: &[u8] = bytemuck::cast_slice(src);
     #[cfg(target_arch = "x86_64")]
@@ -59,7 +59,7 @@ fn stream_64_bytes(to: &mut [u8], from: &[u8]) {
 /// Orders the streaming stores made so far before every later store, so
 /// that a thread synchronising with this one afterwards sees them.
 #[inline]
-pub fn fence() {
+pub(super) fn fence() {
     // SAFETY: `sfence` only orders stores; SSE is part of the x86_64
     // baseline, so the instruction exists on every x86_64 CPU.
     #[cfg(target_arch = "x86_64")]

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::{AggReport, Method};
 
 /// `1K`, `256K`, `16M`: keys in binary units, as Li labels Figure 10.
-pub fn keys_label(keys: f64) -> String {
+pub(super) fn keys_label(keys: f64) -> String {
     let units = [(1u64 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")];
     for (size, unit) in units {
         let x = keys / size as f64;

@@ -44,7 +44,7 @@ pub const ROW_BYTES: f64 = 16.0;
 const DEFAULT_LINE_BYTES: f64 = 64.0;
 
 /// Groups after `rows` uniform rows over `keys` keys.
-pub fn distinct_groups(keys: f64, rows: f64) -> f64 {
+pub(super) fn distinct_groups(keys: f64, rows: f64) -> f64 {
     if keys <= 0.0 {
         return 0.0;
     }
@@ -59,7 +59,7 @@ fn touched_lines(lines: f64, updates: f64) -> f64 {
 /// Expected misses of `updates` uniform updates on a table of `lines`
 /// lines with `cache` lines of room, cold (nothing cached yet) or warm
 /// (whatever fits is cached).
-pub fn misses(lines: f64, cache: f64, updates: f64, cold: bool) -> f64 {
+pub(super) fn misses(lines: f64, cache: f64, updates: f64, cold: bool) -> f64 {
     if lines <= 0.0 || updates <= 0.0 {
         return 0.0;
     }
@@ -75,7 +75,7 @@ pub fn misses(lines: f64, cache: f64, updates: f64, cold: bool) -> f64 {
 /// The cache room of one consumer thread, when `per_socket` consumers run
 /// on each socket: the largest data or unified cache's share (its size
 /// over the consumers that share it), and the line size.
-pub fn cache_per_thread(topo: &Topology, machine: &Machine, per_socket: usize) -> (f64, f64) {
+pub(super) fn cache_per_thread(topo: &Topology, machine: &Machine, per_socket: usize) -> (f64, f64) {
     let mut best = 0.0f64;
     let mut line = DEFAULT_LINE_BYTES;
     for s in 0..machine.socket_count() {
@@ -107,7 +107,7 @@ pub fn cache_per_thread(topo: &Topology, machine: &Machine, per_socket: usize) -
 
 /// The sizes a run needs.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sizes {
+pub(super) struct Sizes {
     /// Rows aggregated in all.
     pub rows: f64,
     /// Distinct keys of each partition (one partition per consumer).
@@ -119,7 +119,7 @@ pub struct Sizes {
 
 /// The work of every consumer at every step of `schedule`: ring or naive
 /// for shuffling, migration or migration-copy.
-pub fn build(schedule: &Schedule, sizes: &Sizes) -> Vec<Vec<Task>> {
+pub(super) fn build(schedule: &Schedule, sizes: &Sizes) -> Vec<Vec<Task>> {
     let n = schedule.layout.threads();
     let piece_rows = sizes.rows / (n * n) as f64;
     let mut at: Vec<usize> = (0..n).map(|c| schedule.layout.socket_of(c)).collect();

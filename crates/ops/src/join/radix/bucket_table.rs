@@ -32,7 +32,7 @@ const PAD: usize = 4;
 
 /// A bucket-sorted table over one build partition.
 #[derive(Debug, Default)]
-pub struct BucketTable {
+pub(super) struct BucketTable {
     /// The build rows, bucket after bucket, equal keys adjacent, then
     /// [`PAD`] filler rows (so that a bucket can be read as a fixed-width
     /// window).
@@ -52,13 +52,13 @@ pub struct BucketTable {
 }
 
 impl BucketTable {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self::default()
     }
 
     /// Rebuilds the table from the rows of `pieces` (together at most
     /// `u32::MAX - 1` rows).
-    pub fn build<'a, I>(&mut self, pieces: I)
+    pub(super) fn build<'a, I>(&mut self, pieces: I)
     where
         I: Iterator<Item = &'a [Tuple]> + Clone,
     {
@@ -151,7 +151,7 @@ impl BucketTable {
     /// Probes with every row of `probe`: inner and left outer joins emit
     /// the matching pairs; outer, semi and anti joins mark matched runs.
     /// Several probes may run at once on one table.
-    pub fn probe(&self, probe: &[Tuple], kind: JoinKind, sink: &mut Sink) {
+    pub(super) fn probe(&self, probe: &[Tuple], kind: JoinKind, sink: &mut Sink) {
         if self.len == 0 {
             return;
         }
@@ -219,7 +219,7 @@ impl BucketTable {
     /// After all probes (of every task probing this table, finished
     /// before this is called): left outer and anti joins emit the rows of
     /// unmatched runs, semi joins those of matched runs (once each).
-    pub fn emit_unprobed(&self, kind: JoinKind, sink: &mut Sink) {
+    pub(super) fn emit_unprobed(&self, kind: JoinKind, sink: &mut Sink) {
         let want_matched = match kind {
             JoinKind::Inner => return,
             JoinKind::Semi => true,
