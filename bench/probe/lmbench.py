@@ -11,7 +11,7 @@ before) is shown beside them; it is a different walk, so it has no
 "within 10%" verdict.
 
 Bandwidth: lmbench's `bw_mem -P T SIZE rd|wr|cp` (T processes, each over its
-own SIZE MB) against `numakit probe --only bandwidth --no-sweep --threads T`
+own SIZE MB) against `numakit probe --only bandwidth --no-sweep --threads-per-node T`
 over a buffer of T x SIZE MiB (each thread a SIZE MiB share): sequential read,
 write and copy with plain loads and stores, copy counted once.
 
@@ -57,7 +57,7 @@ def numakit_json(numakit, args):
 
 
 def numakit_latency(numakit, mib, loads, order):
-    r = numakit_json(numakit, ["--only", "latency", "--no-huge-pages", "--threads", "1",
+    r = numakit_json(numakit, ["--only", "latency", "--no-huge-pages", "--threads-per-node", "1",
                                "--chase-order", order,
                                "--latency-mib", str(mib), "--loads", str(loads), "--reps", "5"])
     return r["latency"][0][0]["ns"]
@@ -65,7 +65,7 @@ def numakit_latency(numakit, mib, loads, order):
 
 def numakit_bandwidth(numakit, threads, mib):
     r = numakit_json(numakit, ["--only", "bandwidth", "--no-sweep", "--no-cross-traffic",
-                               "--threads", str(threads), "--bandwidth-mib", str(threads * mib),
+                               "--threads-per-node", str(threads), "--bandwidth-mib", str(threads * mib),
                                "--reps", "1"])
     got = {k: r[k][0][0] for k in KERNELS}
     return {k: v["gbs"] for k, v in got.items()}, got["read"]["threads"]

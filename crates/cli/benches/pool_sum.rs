@@ -4,10 +4,10 @@
 //! through the environment: NUMAKIT_BENCH_MIB (default 1024) and
 //! NUMAKIT_BENCH_REPS (default 7).
 
-use numakit_cli::args::{PoolArgs, PoolBenchArgs};
+use numakit_cli::args::{PoolArgs, PoolBenchArgs, SumArgs};
 use numakit_cli::commands::bench::{pool_bench, render};
 use numakit_cli::common::parallel_sum::DEFAULT_MORSEL_KIB;
-use numakit_placement::PlacementMode;
+use numakit_placement::{HugePages, PlacementMode};
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -30,9 +30,10 @@ fn main() {
         } else {
             env_or("NUMAKIT_BENCH_REPS", 7) as usize
         },
-        pool: PoolArgs {
+        pool: PoolArgs::default(),
+        sum: SumArgs {
+            huge_pages: HugePages::Never,
             morsel_kib: DEFAULT_MORSEL_KIB,
-            ..Default::default()
         },
         tasks: if quick { 1000 } else { 200_000 },
     };

@@ -2,8 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use numakit_placement::{HugePages, MemoryLimit, PlacementMode};
-use numakit_pool::PoolBuilder;
-use numakit_topology::IdSet;
+pub use crate::common::pool::PoolArgs;
 
 const ABOUT: &str = "NUMA-aware data processing: know the machine, place threads and memory, run work next to its data";
 
@@ -118,23 +117,15 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub pool: PoolArgs,
+
+    #[command(flatten)]
+    pub sum: SumArgs,
 }
 
-/// Which workers a command's pool gets.
-#[derive(Debug, Clone, Default, Args)]
-pub struct PoolArgs {
-    /// Worker threads (default: one per allowed CPU), spread evenly over nodes.
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-
-    /// Only these NUMA nodes, as a list such as `0,2-3`.
-    #[arg(long, value_name = "LIST", value_parser = crate::common::parse::ids)]
-    pub nodes: Option<IdSet>,
-
-    /// Only these CPUs, as a list such as `0-7,16`.
-    #[arg(long, value_name = "LIST", value_parser = crate::common::parse::ids)]
-    pub cpus: Option<IdSet>,
-
+/// How the parallel sum of `run` and `bench pool` lays out and walks its
+/// data.
+#[derive(Debug, Clone, Args)]
+pub struct SumArgs {
     /// Huge pages for the data: `never` (exact per-page placement),
     /// `transparent` (2 MiB THP, fewer TLB misses) or `reserved` (hugetlbfs pool).
     #[arg(long, default_value = "never", value_name = "MODE")]
@@ -143,22 +134,6 @@ pub struct PoolArgs {
     /// Morsel size in KiB: the unit of work queued at a node.
     #[arg(long, default_value_t = crate::common::parallel_sum::DEFAULT_MORSEL_KIB, value_name = "KIB", value_parser = crate::common::parse::positive)]
     pub morsel_kib: usize,
-}
-
-impl PoolArgs {
-    /// Applies the options to a pool builder.
-    pub fn apply(&self, mut builder: PoolBuilder) -> PoolBuilder {
-        if let Some(t) = self.threads {
-            builder = builder.threads(t);
-        }
-        if let Some(n) = &self.nodes {
-            builder = builder.nodes(n.clone());
-        }
-        if let Some(c) = &self.cpus {
-            builder = builder.cpus(c.clone());
-        }
-        builder
-    }
 }
 
 #[derive(Debug, Args)]
@@ -193,6 +168,9 @@ pub struct PoolBenchArgs {
     #[command(flatten)]
     pub pool: PoolArgs,
 
+    #[command(flatten)]
+    pub sum: SumArgs,
+
     /// Empty tasks dispatched to measure the per-task cost.
     #[arg(long, default_value_t = 200_000, value_name = "N")]
     pub tasks: usize,
@@ -204,14 +182,9 @@ pub struct ShuffleArgs {
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     pub size_mib: u64,
 
-    /// Worker threads (default: one per allowed CPU); must divide evenly
-    /// over the nodes.
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-
-    /// Allow more threads than this process has CPUs.
-    #[arg(long)]
-    pub oversubscribe: bool,
+    /// The workers; their count must divide evenly over the nodes.
+    #[command(flatten)]
+    pub pool: PoolArgs,
 
     /// Schedules to run, comma separated: naive, ring, random, migration,
     /// migration-copy.

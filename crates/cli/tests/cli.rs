@@ -46,7 +46,7 @@ fn bad_input_gives_one_clear_line() {
     assert_error(&["run", "--cpus", "4000", "--size-mib", "1"], "not allowed");
     assert_error(
         &["run", "--threads", "0", "--size-mib", "1"],
-        "at least one thread",
+        "--threads must be at least 1",
     );
     assert_error(&["run", "--size-mib", "0"], "size-mib");
     assert_error(&["run", "--cpus", "3-1"], "invalid value");
@@ -121,6 +121,7 @@ fn main_job_verifies_its_result() {
         "off",
         "--threads",
         "3",
+        "--oversubscribe",
     ]));
     assert_eq!(off["reduction"]["workers"].as_u64(), Some(3));
     assert_eq!(off["reduction"]["verified"], Value::Bool(true));
@@ -342,4 +343,38 @@ fn a_closed_stdout_ends_the_command_without_a_panic() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ne!(output.status.code(), Some(101), "{stderr}");
+}
+
+/// Every command that runs on a pool takes the same worker options and
+/// keeps one rule: more threads than the chosen CPUs only with
+/// `--oversubscribe`.
+#[test]
+fn every_pool_command_takes_the_same_worker_options() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let too_many = (cpus + 1).to_string();
+    let commands: &[&[&str]] = &[
+        &["run", "--size-mib", "1"],
+        &["bench", "pool", "--size-mib", "1"],
+        &["shuffle", "--size-mib", "1"],
+        &["join", "--left-rows", "1000", "--right-rows", "1000"],
+        &["aggregate", "--rows", "1000"],
+        &["sort", "--rows", "1000"],
+        &["mapreduce", "word-count", "--size-mib", "1"],
+        &["cluster", "join", "--local", "1", "--left-rows", "1000", "--right-rows", "1000"],
+    ];
+    for command in commands {
+        let mut refused = command.to_vec();
+        refused.extend(["--threads", &too_many]);
+        command::assert_usage_error(&refused, "--oversubscribe");
+        let mut unknown_cpu = command.to_vec();
+        unknown_cpu.extend(["--cpus", "4000"]);
+        assert_error(&unknown_cpu, "not allowed");
+    }
+    let one_cpu = numakit(&[
+        "join", "--json", "--left-rows", "1000", "--right-rows", "2000", "--cpus", "0",
+        "--verify",
+    ]);
+    assert!(one_cpu.status.success(), "{}", String::from_utf8_lossy(&one_cpu.stderr));
+    let report = json_of(&one_cpu);
+    assert_eq!(report["threads"].as_u64(), Some(1), "{report}");
 }

@@ -114,7 +114,7 @@ const COMMANDS: &[(&[&str], &[&str])] = &[
             "--loads",
             "1000",
         ],
-        &["--latency-mib", "--threads", "--loads", "--nodes", "--reps"],
+        &["--latency-mib", "--threads-per-node", "--loads", "--nodes", "--reps"],
     ),
     (
         &[

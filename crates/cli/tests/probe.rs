@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 mod command;
-use command::{assert_error, json_of, numakit};
+use command::{assert_error, assert_usage_error, json_of, numakit};
 
 /// Small buffers: the command's logic, not the machine's memory.
 const SMALL: [&str; 8] = [
@@ -185,7 +185,11 @@ fn the_strategies_are_normalized_to_default_and_one_is_recommended() {
 
 #[test]
 fn bad_requests_get_one_clear_line() {
-    assert_error(&["probe", "--threads", "0"], "--threads must be at least 1");
+    assert_error(
+        &["probe", "--threads-per-node", "0"],
+        "--threads-per-node must be at least 1",
+    );
+    assert_usage_error(&["probe", "--threads", "2"], "now --threads-per-node");
     assert_error(
         &["probe", "--latency-mib", "100000000"],
         "the latency buffer (--latency-mib 100000000) needs",

@@ -1,11 +1,10 @@
 //! `numakit bench ...`: benchmarks measured side by side in one run.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
 use numakit_placement::PlacementMode;
-use numakit_pool::{Pool, PoolBuilder};
+use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::args::{BenchCommand, PoolBenchArgs};
@@ -47,11 +46,7 @@ pub fn pool_bench(
 ) -> Result<PoolBenchReport> {
     crate::usage_ensure!(args.reps > 0, "--reps must be at least 1");
     crate::usage_ensure!(args.size_mib > 0, "--size-mib must be at least 1");
-    let topology = Arc::new(numakit_topology::discover()?);
-    let pool = args
-        .pool
-        .apply(PoolBuilder::new(topology).placement(mode))
-        .build()?;
+    let pool = args.pool.build(mode)?;
     let progress = |msg: String| {
         if !quiet {
             output::note(format_args!("numakit: {msg}"));
@@ -67,7 +62,7 @@ pub fn pool_bench(
         crate::common::budget::times(args.size_mib, 1 << 20),
     )?;
     let data =
-        parallel_sum::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.pool.huge_pages)?;
+        parallel_sum::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.sum.huge_pages)?;
     let (pool_gbs, plain_gbs) = alternate_sums(&pool, &data, args, &progress)?;
     progress(format!("dispatching {} empty tasks, 5 times", args.tasks));
     let dispatch: Vec<f64> = (0..5)
@@ -100,7 +95,7 @@ fn alternate_sums(
     progress: &dyn Fn(String),
 ) -> Result<(Spread, Spread)> {
     let pool_sum = || -> Result<()> {
-        let sum = parallel_sum::pool_sum(pool, data, args.pool.morsel_kib)?;
+        let sum = parallel_sum::pool_sum(pool, data, args.sum.morsel_kib)?;
         parallel_sum::verify(data, sum, "pool")
     };
     let plain_sum = || parallel_sum::verify(data, parallel_sum::plain_sum(pool, data)?, "plain");

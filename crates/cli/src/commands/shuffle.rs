@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
 use numakit_placement::PlacementMode;
-use numakit_pool::{Pool, PoolBuilder};
+use numakit_pool::Pool;
 use numakit_shuffle::{
     plain_read, shuffle, Form, ShuffleData, ShuffleOptions, Skew, Strategy, SyncMode,
 };
 use numakit_topology::Topology;
 use serde::Serialize;
 
-use crate::args::ShuffleArgs;
+use crate::args::{PoolArgs, ShuffleArgs};
 use crate::commands::figures::{schedule_bar, sweep_path};
 use crate::common::output;
 use crate::render::chart::{self, Bar, Series};
@@ -99,12 +99,12 @@ fn parse(args: &ShuffleArgs) -> Result<Plan> {
 
 pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     if args.plan {
-        return crate::commands::simulate::plan(args.machine.as_deref(), args.threads, json);
+        return crate::commands::simulate::plan(args.machine.as_deref(), args.pool.threads, json);
     }
     let plan = parse(args)?;
     let topology = Arc::new(numakit_topology::discover()?);
-    let threads = args.threads.unwrap_or(topology.allowed.cpus.len());
-    check_threads(&topology, threads, args.oversubscribe)?;
+    let pool = build_pool(&topology, mode, &args.pool)?;
+    let threads = pool.workers();
     check_memory(
         &topology,
         crate::common::budget::times(args.size_mib, 1 << 20),
@@ -119,7 +119,6 @@ pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> 
             output::note(format_args!("numakit: {msg}"));
         }
     };
-    let pool = build_pool(&topology, mode, threads)?;
     let mut report = measure(&pool, args, &plan, &progress)?;
     if args.sweep {
         report.sweep = sweep(&topology, mode, args, &plan, &progress)?;
@@ -128,21 +127,6 @@ pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> 
         write_charts(path, &report)?;
     }
     output::report(json, &report, || render(&report))?;
-    Ok(())
-}
-
-fn check_threads(topology: &Topology, threads: usize, oversubscribe: bool) -> Result<()> {
-    crate::usage_ensure!(threads > 0, "--threads must be at least 1");
-    let cpus = topology.allowed.cpus.len();
-    if threads > cpus && !oversubscribe {
-        return Err(crate::usage_error!("{threads} threads but this process may use only {cpus} CPUs (add --oversubscribe to run anyway)"));
-    }
-    let max = cpus.saturating_mul(numakit_pool::MAX_THREADS_PER_CPU);
-    crate::usage_ensure!(
-        threads <= max,
-        "--threads {threads} is more than {max}, even oversubscribed ({} per CPU)",
-        numakit_pool::MAX_THREADS_PER_CPU
-    );
     Ok(())
 }
 
@@ -174,13 +158,12 @@ fn check_memory(topology: &Topology, data_bytes: u64, form: Form) -> Result<()> 
     Ok(())
 }
 
-fn build_pool(topology: &Arc<Topology>, mode: PlacementMode, threads: usize) -> Result<Pool> {
-    let pool = PoolBuilder::new(topology.clone())
-        .placement(mode)
-        .threads(threads)
-        .build()?;
+/// The pool of `workers`, checked to divide evenly over its nodes (the
+/// shuffle's layout).
+fn build_pool(topology: &Arc<Topology>, mode: PlacementMode, workers: &PoolArgs) -> Result<Pool> {
+    let pool = workers.build_on(topology, mode)?;
     numakit_shuffle::layout_of(&pool)
-        .with_context(|| format!("{threads} threads over nodes {:?}", pool.nodes()))?;
+        .with_context(|| format!("{} threads over nodes {:?}", pool.workers(), pool.nodes()))?;
     Ok(pool)
 }
 
@@ -327,8 +310,7 @@ fn schedule_result(
 pub fn quick_report(pool: &Pool, size_mib: u64) -> Result<ShuffleReport> {
     let args = ShuffleArgs {
         size_mib,
-        threads: None,
-        oversubscribe: false,
+        pool: PoolArgs::default(),
         schedules: "naive,ring,migration".into(),
         sync: "tight".into(),
         form: "pull".into(),
@@ -379,7 +361,7 @@ fn sweep(
     let mut points = Vec::new();
     for threads in sweep_counts(nodes, topology.allowed.cpus.len()) {
         progress(format!("sweep: {threads} threads"));
-        let pool = build_pool(topology, mode, threads)?;
+        let pool = build_pool(topology, mode, &args.pool.with_threads(Some(threads)))?;
         let report = measure(&pool, args, &sweep_plan, &|_| {})?;
         points.push(SweepPoint {
             threads,

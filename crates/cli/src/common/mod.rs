@@ -11,5 +11,6 @@ pub mod files;
 pub mod output;
 pub mod parallel_sum;
 pub mod parse;
+pub mod pool;
 pub mod progress;
 pub mod usage;

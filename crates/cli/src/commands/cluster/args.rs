@@ -125,10 +125,10 @@ pub struct ClusterJoinArgs {
     #[arg(long, default_value = "auto", value_name = "SIDE")]
     pub broadcast: String,
 
-    /// Worker threads per process (default: the CPUs this process may
-    /// use, divided among the --local processes).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    /// The workers of each process's pool (default --threads: the CPUs
+    /// this process may use, divided among the --local processes).
+    #[command(flatten)]
+    pub pool: crate::common::pool::PoolArgs,
 
     /// Buckets per process (equi-joins): the unit of sending and of tasks.
     #[arg(long, default_value_t = 64, value_name = "N")]

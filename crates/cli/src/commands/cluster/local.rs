@@ -178,14 +178,16 @@ pub fn run_once(
 ) -> Result<SinkOutput> {
     let addresses = free_local_addresses(processes)?.join(",");
     let exe = std::env::current_exe().context("cannot find this program to start its copies")?;
-    let threads = match args.threads {
-        Some(t) => {
-            let cpus = numakit_topology::discover()?.allowed.cpus.len();
-            crate::commands::ops::common::check_thread_count(t, cpus)?;
-            t
-        }
+    let threads = match args.pool.threads {
+        Some(t) => t,
         None => threads_per_process(processes)?,
     };
+    // Each copy checks its own pool; checking once here refuses a bad
+    // --threads, --nodes or --cpus before anything starts.
+    let topology = std::sync::Arc::new(numakit_topology::discover()?);
+    args.pool
+        .with_threads(Some(threads))
+        .builder(&topology, mode)?;
     let commands = (0..processes)
         .map(|i| {
             let mut c = Command::new(&exe);
@@ -281,11 +283,16 @@ fn child_args(
         format!("--peer-timeout={}", args.peer_timeout),
         format!("--task-delay-ms={}", args.task_delay_ms),
     ];
+    if args.pool.oversubscribe {
+        v.push("--oversubscribe".into());
+    }
     let optional = [
         ("--left", args.left.clone()),
         ("--right", args.right.clone()),
         ("--payload", args.payload.clone()),
         ("--sink", args.sink.clone()),
+        ("--nodes", args.pool.nodes.as_ref().map(|n| n.to_list_string())),
+        ("--cpus", args.pool.cpus.as_ref().map(|c| c.to_list_string())),
         (
             "--fail-part-write",
             args.fail_part_write.map(|i| i.to_string()),

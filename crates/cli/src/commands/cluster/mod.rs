@@ -34,7 +34,7 @@ use numakit_pool::Pool;
 use crate::commands::cluster::args::{ClusterCommand, ClusterJoinArgs};
 use crate::commands::cluster::report::{render_process, render_sink, ProcessOutput, SinkOutput};
 use crate::commands::ops::common::{
-    check_verify_size, pool_with_threads, read_columns, relation_of,
+    check_verify_size, read_columns, relation_of,
 };
 use crate::common::output;
 use plan::{check_memory, plan, Plan};
@@ -124,7 +124,7 @@ pub fn one_process(
     let plan = plan(args)?;
     let processes = addresses.len();
     check_memory(args, processes)?;
-    let pool = pool_with_threads(args.threads, mode)?;
+    let pool = args.pool.build(mode)?;
     if !quiet {
         if let Some(warning) = affinity_warning(&pool) {
             output::note(format_args!("numakit: warning: {warning}"));

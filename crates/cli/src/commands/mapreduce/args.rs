@@ -75,9 +75,9 @@ pub struct MrCommon {
     )]
     pub output: Option<PathBuf>,
 
-    /// Worker threads (default: one per allowed CPU), spread evenly over nodes.
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    /// The workers (`--sweep` steps their count).
+    #[command(flatten)]
+    pub pool: crate::common::pool::PoolArgs,
 
     /// Repetitions (min/median/max are reported).
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::common::parse::reps)]

@@ -46,8 +46,9 @@ pub struct Outcome {
     pub result: Option<String>,
 }
 
-pub fn build_pool(threads: Option<usize>, mode: PlacementMode) -> Result<Pool> {
-    crate::commands::ops::common::pool_with_threads(threads, mode)
+/// The pool of one run: `--threads` or a sweep's step `threads`.
+pub fn build_pool(c: &MrCommon, threads: Option<usize>, mode: PlacementMode) -> Result<Pool> {
+    c.pool.with_threads(threads).build(mode)
 }
 
 /// Thread counts of a sweep (1, 2, 4, ... and all), or just the asked one.

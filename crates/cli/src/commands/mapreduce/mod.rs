@@ -72,7 +72,7 @@ fn text_app(
     let threads = sweep_threads(c)?;
     let mut reports = Vec::new();
     for t in threads {
-        let pool = build_pool(t.or(c.threads), mode)?;
+        let pool = build_pool(c, t, mode)?;
         let mut input = load(&pool, app, c, size)?;
         let report = measure(app, &pool, c, input.len(), |rt| {
             one_run(app, rt, &mut input, a, c)

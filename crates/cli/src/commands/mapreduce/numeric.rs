@@ -46,7 +46,7 @@ pub fn run(app: &MapReduceApp, mode: PlacementMode, json_out: bool, quiet: bool)
     }
     let mut reports = Vec::new();
     for t in sweep_threads(c)? {
-        let pool = build_pool(t.or(c.threads), mode)?;
+        let pool = build_pool(c, t, mode)?;
         reports.push(measure(name, &pool, c, data.bytes(), |rt| {
             once(rt, &data, c.verify, c.output.is_some())
         })?);

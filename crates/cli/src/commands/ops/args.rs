@@ -11,9 +11,9 @@ use clap::Args;
 /// What every operator command shares.
 #[derive(Debug, Clone, Args)]
 pub struct OpCommon {
-    /// Worker threads (default: one per allowed CPU), spread evenly over nodes.
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    /// The workers.
+    #[command(flatten)]
+    pub pool: crate::common::pool::PoolArgs,
 
     /// Repetitions (min/median/max are reported; the result is checked to
     /// be the same every time).

@@ -3,14 +3,13 @@
 //! min/median/max, phase summaries and result files.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
 use numakit_io::{Column, Format, IntKind, Table};
 use numakit_ops::datagen::{generate, GenSpec, KeyDist};
 use numakit_ops::{PhaseTime, Relation, Tuple};
 use numakit_placement::PlacementMode;
-use numakit_pool::{Pool, PoolBuilder};
+use numakit_pool::Pool;
 use serde::Serialize;
 
 use crate::commands::ops::args::OpCommon;
@@ -31,30 +30,7 @@ pub fn check_verify_size(verify: bool, rows: u64) -> Result<()> {
 
 /// A pool for an operator command.
 pub fn build_pool(common: &OpCommon, mode: PlacementMode) -> Result<Pool> {
-    crate::usage_ensure!(common.reps > 0, "--reps must be at least 1");
-    pool_with_threads(common.threads, mode)
-}
-
-/// A pool of `threads` workers (default: one per allowed CPU).
-pub fn pool_with_threads(threads: Option<usize>, mode: PlacementMode) -> Result<Pool> {
-    let topology = Arc::new(numakit_topology::discover()?);
-    let cpus = topology.allowed.cpus.len();
-    let mut builder = PoolBuilder::new(topology).placement(mode);
-    if let Some(t) = threads {
-        check_thread_count(t, cpus)?;
-        builder = builder.threads(t);
-    }
-    Ok(builder.build()?)
-}
-
-/// Refuses a `--threads` of 0 or more than the `cpus` this process may use.
-pub fn check_thread_count(threads: usize, cpus: usize) -> Result<()> {
-    crate::usage_ensure!(threads > 0, "--threads must be at least 1");
-    crate::usage_ensure!(
-        threads <= cpus,
-        "{threads} threads but this process may use only {cpus} CPUs"
-    );
-    Ok(())
+    common.pool.build(mode)
 }
 
 /// Refuses work that needs more memory than the limit leaves.

@@ -70,9 +70,14 @@ pub struct MatrixArgs {
     /// Most threads per node; the sweep goes up to it (default: every
     /// allowed CPU of the node).
     #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    pub threads_per_node: Option<usize>,
 
-    /// No thread sweep: measure with exactly --threads threads per node
+    /// The old spelling of --threads-per-node, kept only to say so
+    /// (`--threads` is a pool's total everywhere else).
+    #[arg(long = "threads", hide = true, value_name = "N")]
+    pub threads_renamed: Option<String>,
+
+    /// No thread sweep: measure with exactly --threads-per-node threads per node
     /// (or all of its CPUs), as tools that take a thread count do.
     #[arg(long)]
     pub no_sweep: bool,

@@ -71,8 +71,12 @@ pub fn matrix_options(args: &MatrixArgs, topology: &Topology) -> Result<MatrixOp
     let ids = |set: &IdSet| set.iter().collect::<Vec<_>>();
     o.cpu_nodes = args.cpu_nodes.as_ref().or(args.nodes.as_ref()).map(ids);
     o.memory_nodes = args.memory_nodes.as_ref().or(args.nodes.as_ref()).map(ids);
-    if let Some(t) = args.threads {
-        crate::usage_ensure!(t > 0, "--threads must be at least 1");
+    crate::usage_ensure!(
+        args.threads_renamed.is_none(),
+        "the probe's --threads is now --threads-per-node (the most threads per node)"
+    );
+    if let Some(t) = args.threads_per_node {
+        crate::usage_ensure!(t > 0, "--threads-per-node must be at least 1");
         o.max_threads = Some(t);
     }
     if let Some(mib) = args.latency_mib {

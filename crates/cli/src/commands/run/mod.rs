@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use numakit_placement::PlacementMode;
-use numakit_pool::{stats, NodeStats, Pool, PoolBuilder};
+use numakit_pool::{stats, NodeStats, Pool};
 use numakit_shuffle::{Strategy, SyncMode};
 use numakit_topology::{NodeId, Topology};
 use serde::Serialize;
@@ -224,15 +224,12 @@ fn reduction(
         &format!("the main job's data (--size-mib {})", args.size_mib),
         crate::common::budget::times(args.size_mib, 1 << 20),
     )?;
-    let pool = args
-        .pool
-        .apply(PoolBuilder::new(topology).placement(mode))
-        .build()?;
+    let pool = args.pool.build_on(&topology, mode)?;
     let data =
-        parallel_sum::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.pool.huge_pages)?;
+        parallel_sum::place_and_fill(&pool, args.size_mib * (1 << 20) / 8, args.sum.huge_pages)?;
     pool.reset_stats();
     let start = Instant::now();
-    let sum = parallel_sum::pool_sum(&pool, &data, args.pool.morsel_kib)?;
+    let sum = parallel_sum::pool_sum(&pool, &data, args.sum.morsel_kib)?;
     let sum_seconds = start.elapsed().as_secs_f64();
     let parts = parallel_sum::placement_report(&data)?
         .into_iter()
