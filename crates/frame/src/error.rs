@@ -23,17 +23,26 @@ pub enum FrameError {
     /// A column was named that the table does not have.
     #[error("column {column:?} not found in {table}; available columns: {available}")]
     ColumnNotFound {
+        /// The name asked for.
         column: String,
+        /// Which table was searched: its name, or words such as "the left
+        /// table".
         table: String,
+        /// The table's column names, comma-separated, in schema order.
         available: String,
     },
 
     /// A column's type cannot play the role asked of it.
     #[error("column {column:?} has type {data_type}, which cannot be {role}{why}")]
     UnsupportedType {
+        /// The column's name.
         column: String,
+        /// Its Arrow type, as Arrow prints it (`Utf8View`, `Decimal128(38, 2)`).
         data_type: String,
+        /// What it was asked to be: "a key", "a group-by key", "aggregated"...
         role: &'static str,
+        /// The rest of the message, starting with its own separator
+        /// (": ..." or " with SUM: ..."); may be empty.
         why: String,
     },
 
@@ -42,10 +51,15 @@ pub enum FrameError {
         "join key {left:?} ({left_type}) cannot be compared with {right:?} ({right_type}): {why}"
     )]
     KeyMismatch {
+        /// The left table's key column.
         left: String,
+        /// Its Arrow type, as Arrow prints it.
         left_type: String,
+        /// The right table's key column paired with it.
         right: String,
+        /// Its Arrow type, as Arrow prints it.
         right_type: String,
+        /// Why the two types cannot be compared.
         why: String,
     },
 
@@ -59,9 +73,15 @@ pub enum FrameError {
          raise --memory-limit, or use less input or fewer columns"
     )]
     MemoryLimit {
+        /// The step that was refused, naming the option that sized it
+        /// where one did.
         what: String,
+        /// What the step would allocate, as a human size (`1.5 GiB`).
         need: String,
+        /// The limit, as a human size.
         limit: String,
+        /// The process's resident size when the check was made, as a
+        /// human size.
         in_use: String,
     },
 
@@ -71,7 +91,12 @@ pub enum FrameError {
 
     /// An Arrow kernel refused its input.
     #[error("{context}: {message}")]
-    Arrow { context: String, message: String },
+    Arrow {
+        /// What numakit was doing ("building MIN/MAX", ...).
+        context: String,
+        /// Arrow's own error message.
+        message: String,
+    },
 }
 
 impl From<OpsError> for FrameError {

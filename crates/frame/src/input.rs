@@ -16,7 +16,10 @@ use crate::table::Table;
 
 /// A table to read, or one in memory.
 pub enum Input {
+    /// A file, opened but not read: it is loaded on the pool, only the
+    /// columns a request reads, when the request runs.
     File(Box<Source>),
+    /// A table already in memory, used as it is.
     Table(Table),
 }
 

@@ -23,13 +23,17 @@ use crate::table::{Part, Table};
 /// What loading a file did.
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadStats {
+    /// The file's path, as given.
     pub path: String,
+    /// The file's format: "csv", "parquet" or "arrow".
     pub format: &'static str,
+    /// Rows loaded (all of the file's).
     pub rows: u64,
     /// Units decoded (row groups, CSV ranges, IPC batches).
     pub units: usize,
     /// Bytes of the decoded columns in memory.
     pub bytes: u64,
+    /// Wall-clock time of the load, checking the limit included, in seconds.
     pub seconds: f64,
 }
 

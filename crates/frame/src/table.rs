@@ -41,6 +41,7 @@ pub const MAX_PART_ROWS: usize = u32::MAX as usize;
 /// One record batch and the worker whose node holds it.
 #[derive(Clone, Debug)]
 pub struct Part {
+    /// The part's rows, with the table's schema.
     pub batch: RecordBatch,
     /// The pool worker that made the batch (and works on it first).
     pub worker: usize,
@@ -161,10 +162,12 @@ impl Table {
         &self.name
     }
 
+    /// The columns' names and types; every part has them.
     pub fn schema(&self) -> &SchemaRef {
         &self.schema
     }
 
+    /// The parts, in row order (part i's rows come before part i + 1's).
     pub fn parts(&self) -> &[Part] {
         &self.parts
     }

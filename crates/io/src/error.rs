@@ -165,21 +165,31 @@ pub enum IoError {
         source: arrow_schema::ArrowError,
     },
 
-    /// A table handed to `write` is not well formed.
+    /// Decoding part of a file into batches failed (a value that does not
+    /// fit the inferred or declared column type, a corrupt row group or batch).
     #[error("{format} file {path:?}: {message}")]
     Decode {
+        /// The file's format as named in the message (`CSV`, `Parquet`, `csv`, ...).
         format: &'static str,
+        /// The file being read.
         path: PathBuf,
+        /// The library's error, with the line and inferred types for CSV.
         message: String,
     },
 
+    /// A batch writer could not create its encoder, write a batch or finish the file.
     #[error("cannot write {format} file {path:?}: {message}")]
     Encode {
+        /// The output format's name (`csv`, `parquet`, `arrow`).
         format: &'static str,
+        /// The file being written (its final path, not the temporary one).
         path: PathBuf,
+        /// The encoder's error.
         message: String,
     },
 
+    /// A table handed to a writer is not well formed (no columns, columns of
+    /// different lengths or with a repeated name).
     #[error("cannot write the table: {0}")]
     InvalidTable(String),
 

@@ -23,12 +23,23 @@ use crate::combiner::Combiner;
 pub enum ContainerKind {
     /// Slots `0..keys`, indexed by `Job::key_index`; other keys go to a
     /// growable overflow table.
-    Array { keys: usize },
+    Array {
+        /// Array slots per worker: the indices `0..keys`.
+        keys: usize,
+    },
     /// A hash table with this many buckets per worker, never resized.
-    FixedHash { buckets: usize },
+    FixedHash {
+        /// Buckets per worker, rounded up to a multiple of the reduce
+        /// partitions (at least one per partition).
+        buckets: usize,
+    },
     /// A hash table per partition that grows as keys arrive, starting
     /// with room for `capacity` keys per worker.
-    GrowableHash { capacity: usize },
+    GrowableHash {
+        /// Keys per worker the tables have room for before they first
+        /// grow, spread over the partitions (default 1024).
+        capacity: usize,
+    },
 }
 
 impl Default for ContainerKind {

@@ -25,7 +25,11 @@ use crate::error::{MapReduceError, Result};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputMode {
     /// Memory-map it; `populate` reads every page in up front.
-    Mmap { populate: bool },
+    Mmap {
+        /// Fault every page in when mapping (`MAP_POPULATE`) rather than
+        /// on first access during map.
+        populate: bool,
+    },
     /// Read it into node-placed blocks, one per node of the pool.
     Read,
 }
@@ -99,6 +103,7 @@ impl Input {
         })
     }
 
+    /// The whole input, to hand to [`Runtime::run`](crate::Runtime::run).
     pub fn bytes(&self) -> &[u8] {
         match &self.bytes {
             Bytes::Mapped(m) => m,
@@ -120,10 +125,12 @@ impl Input {
         matches!(self.bytes, Bytes::Mapped(_))
     }
 
+    /// Length of the input in bytes.
     pub fn len(&self) -> usize {
         self.bytes().len()
     }
 
+    /// Whether the input has no bytes (an empty file).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

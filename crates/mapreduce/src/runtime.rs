@@ -41,19 +41,25 @@ const PARTS_PER_WORKER: usize = 4;
 /// How to run a job.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JobOptions {
+    /// The container every worker folds its map output into (default: a
+    /// growable hash table).
     pub container: ContainerKind,
     /// Records per map task; `None`: about [`DEFAULT_CHUNK_BYTES`] of
     /// input, fewer when that would leave workers idle.
     pub chunk_records: Option<usize>,
     /// Reduce partitions; `None`: four per worker.
     pub partitions: Option<usize>,
+    /// The order of the output pairs (default: unordered).
     pub order: OutputOrder,
 }
 
 /// A run's reduced pairs and what it measured.
 #[derive(Debug)]
 pub struct JobOutput<K, O> {
+    /// One (key, reduced output) pair per distinct key, in
+    /// [`JobOptions::order`].
     pub pairs: Vec<(K, O)>,
+    /// Phase times and task counts of the run.
     pub stats: JobStats,
 }
 
@@ -63,15 +69,86 @@ pub struct Runtime<'p> {
 }
 
 impl<'p> Runtime<'p> {
+    /// A runtime that runs every phase of every job on `pool`.
     pub fn new(pool: &'p Pool) -> Self {
         Self { pool }
     }
 
+    /// The pool the runtime runs on.
     pub fn pool(&self) -> &'p Pool {
         self.pool
     }
 
     /// Runs `job` over `input`.
+    ///
+    /// # Examples
+    ///
+    /// Counts the words of a text by their length, with an array container
+    /// (lengths are small integers), the output ordered by key. Map tasks
+    /// of about 8 bytes cut even this tiny input into several splits.
+    ///
+    /// ```
+    /// use std::ops::Range;
+    /// use std::sync::Arc;
+    ///
+    /// use numakit_mapreduce::{
+    ///     split, ContainerKind, Count, Emitter, Input, Job, JobError, JobOptions, OutputOrder,
+    ///     Runtime, Split,
+    /// };
+    /// use numakit_placement::PlacementMode;
+    /// use numakit_pool::PoolBuilder;
+    ///
+    /// /// Words per length.
+    /// struct WordLengths;
+    ///
+    /// impl<'a> Job<'a> for WordLengths {
+    ///     type Record = u8;
+    ///     type Key = usize;
+    ///     type Value = ();
+    ///     type Combiner = Count;
+    ///     type Output = u64;
+    ///
+    ///     fn split(&self, text: &'a [u8], target: usize) -> Vec<Range<usize>> {
+    ///         // Never cut a word in two.
+    ///         split::words(text, target, |b| b.is_ascii_alphabetic())
+    ///     }
+    ///     fn map(
+    ///         &self,
+    ///         split: Split<'a, u8>,
+    ///         out: &mut Emitter<'_, 'a, Self>,
+    ///     ) -> Result<(), JobError> {
+    ///         for word in split.records.split(|b| !b.is_ascii_alphabetic()) {
+    ///             if !word.is_empty() {
+    ///                 out.emit(word.len(), ());
+    ///             }
+    ///         }
+    ///         Ok(())
+    ///     }
+    ///     fn reduce(&self, _length: &usize, words: Count) -> Result<u64, JobError> {
+    ///         Ok(words.0)
+    ///     }
+    ///     fn key_index(&self, length: &usize) -> Option<usize> {
+    ///         Some(*length) // lengths past the array go to its overflow table
+    ///     }
+    /// }
+    ///
+    /// let topology = Arc::new(numakit_topology::discover()?);
+    /// let pool = PoolBuilder::new(topology)
+    ///     .threads(2)
+    ///     .placement(PlacementMode::BestEffort)
+    ///     .build()?;
+    /// let text = Input::place(&pool, b"a cat sat on the mat, a dog sat on a log")?;
+    /// let opts = JobOptions {
+    ///     container: ContainerKind::Array { keys: 8 },
+    ///     chunk_records: Some(8),
+    ///     order: OutputOrder::ByKey,
+    ///     ..JobOptions::default()
+    /// };
+    /// let out = Runtime::new(&pool).run(&WordLengths, text.bytes(), &opts)?;
+    /// assert_eq!(out.pairs, [(1, 3), (2, 2), (3, 7)]);
+    /// assert!(out.stats.map_tasks > 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn run<'a, J: Job<'a>>(
         &self,
         job: &J,

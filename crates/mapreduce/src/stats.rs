@@ -10,6 +10,7 @@ use serde::Serialize;
 pub struct PhaseSeconds {
     /// Cutting the input and locating the splits.
     pub split: f64,
+    /// Running the map tasks, each folding into its worker's container.
     pub map: f64,
     /// Cutting containers into partitions, merging each partition's
     /// states across workers, and reducing them.
@@ -19,6 +20,7 @@ pub struct PhaseSeconds {
 }
 
 impl PhaseSeconds {
+    /// The four phases together, in seconds.
     pub fn total(&self) -> f64 {
         self.split + self.map + self.reduce + self.merge
     }
@@ -35,6 +37,7 @@ impl PhaseSeconds {
 /// Map tasks of one node: run by its own workers, or stolen by others.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct NodeTasks {
+    /// The node (one entry per node of the pool's workers).
     pub node: NodeId,
     /// Map tasks whose data was on this node (per the kernel).
     pub homed: u64,
@@ -47,11 +50,15 @@ pub struct NodeTasks {
 /// What one run measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct JobStats {
+    /// Wall-clock time of each phase.
     pub seconds: PhaseSeconds,
+    /// Map tasks run: the splits the job cut its input into.
     pub map_tasks: usize,
+    /// Reduce partitions (reduce tasks), as asked or four per worker.
     pub reduce_partitions: usize,
     /// Every split's node was known from the kernel (always on one node).
     pub splits_located: bool,
+    /// Map tasks per node, in the order the nodes' workers come in the pool.
     pub per_node: Vec<NodeTasks>,
 }
 

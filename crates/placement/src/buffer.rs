@@ -64,13 +64,16 @@ impl std::str::FromStr for HugePages {
 /// How a buffer is made.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BufferOptions {
+    /// Which nodes the pages go to, and who touches them first.
     pub placement: Placement,
+    /// Whether to use base pages, transparent or reserved huge pages.
     pub huge_pages: HugePages,
     /// Touch every page now (true) or leave the first touch to the user.
     pub prefault: bool,
 }
 
 impl BufferOptions {
+    /// Options for `placement` with base pages only, every page touched now.
     pub fn new(placement: Placement) -> Self {
         Self {
             placement,

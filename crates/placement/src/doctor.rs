@@ -23,7 +23,10 @@ use crate::sys;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// What the check needs works here (placements verified where pages are).
     Pass,
+    /// The system accepted the request but did not carry it out, or an
+    /// unexpected error came back.
     Fail,
     /// The system does not offer what the check needs (e.g. EPERM in a
     /// container, or a single-node machine for a multi-node check).
@@ -33,17 +36,24 @@ pub enum Status {
 /// One check and its reason.
 #[derive(Clone, Debug, Serialize)]
 pub struct Check {
+    /// Short snake_case name of what was checked (`mbind`, `place_on_node_2`, ...).
     pub name: String,
+    /// The verdict.
     pub status: Status,
+    /// One line of evidence or reason, for people.
     pub detail: String,
 }
 
 /// All checks.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// Every check, in the order run.
     pub checks: Vec<Check>,
+    /// How many checks have [`Status::Pass`].
     pub passed: usize,
+    /// How many checks have [`Status::Fail`].
     pub failed: usize,
+    /// How many checks have [`Status::Unavailable`].
     pub unavailable: usize,
 }
 

@@ -30,8 +30,11 @@ use serde::Serialize;
 pub struct LimitExceeded {
     /// The step, naming the option that sized it where one did.
     pub what: String,
+    /// What the step would allocate, as a human size (`1.5 GiB`).
     pub need: String,
+    /// The limit, as a human size.
     pub limit: String,
+    /// The process's resident size when the check was made, as a human size.
     pub in_use: String,
 }
 
@@ -62,6 +65,7 @@ pub enum LimitOrigin {
 pub struct MemoryLimit {
     /// The limit, in bytes of resident memory.
     pub bytes: u64,
+    /// How the limit was set (bytes, a percentage, the default, none).
     pub origin: LimitOrigin,
 }
 

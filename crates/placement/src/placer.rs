@@ -48,12 +48,50 @@ impl std::str::FromStr for PlacementMode {
 /// Whether a request was carried out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// The system call succeeded: the thread is pinned or the policy set.
     Applied,
     /// Skipped: placement is off, or the system refused in best-effort mode.
     Skipped,
 }
 
 /// Pins threads and sets memory policies for one topology.
+///
+/// # Examples
+///
+/// Place a buffer on a node of this machine, then give a thread pinned to
+/// that node a local memory policy. Best-effort mode keeps the example
+/// working where a container refuses the NUMA system calls (the work then
+/// runs unplaced and [`Placer::degraded`] says so); no root is needed.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use numakit_placement::{MemPolicy, NodeBuffer, Placement, PlacementMode, Placer};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let placer = Placer::new(topology.clone(), PlacementMode::BestEffort);
+/// let node = topology.memory_nodes()[0];
+///
+/// // 1024 zeroed u64 bound to `node`, every page already touched there.
+/// let mut buffer = NodeBuffer::<u64>::new(&placer, 1024, Placement::OnNode(node))?;
+/// buffer.iter_mut().enumerate().for_each(|(i, v)| *v = i as u64);
+/// assert_eq!(buffer.iter().sum::<u64>(), 1023 * 1024 / 2);
+///
+/// // A thread on the CPUs of a node, allocating from the node it runs on.
+/// let cpu_node = topology.compute_nodes()[0];
+/// std::thread::scope(|s| {
+///     s.spawn(|| -> numakit_placement::Result<()> {
+///         placer.pin_to_node(cpu_node)?;
+///         placer.set_thread_policy(&MemPolicy::Local)?;
+///         Ok(())
+///     })
+///     .join()
+///     .expect("the pinned thread panicked")
+/// })?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Placer {
     topology: Arc<Topology>,
@@ -62,6 +100,7 @@ pub struct Placer {
 }
 
 impl Placer {
+    /// A placer for `topology` that enforces requests as `mode` says.
     pub fn new(topology: Arc<Topology>, mode: PlacementMode) -> Self {
         Self {
             topology,
@@ -70,10 +109,12 @@ impl Placer {
         }
     }
 
+    /// The topology every node and CPU id is checked against.
     pub fn topology(&self) -> &Arc<Topology> {
         &self.topology
     }
 
+    /// How strictly requests are enforced (fixed at construction).
     pub fn mode(&self) -> PlacementMode {
         self.mode
     }

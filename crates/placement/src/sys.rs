@@ -11,11 +11,16 @@ use std::io;
 
 use numakit_topology::IdSet;
 
-/// Kernel memory-policy modes (`include/uapi/linux/mempolicy.h`).
+// Kernel memory-policy modes (`include/uapi/linux/mempolicy.h`).
+/// Policy mode: fall back to the thread's policy, or local allocation.
 pub const MPOL_DEFAULT: i32 = 0;
+/// Policy mode: allocate on the one node in the mask while it has memory.
 pub const MPOL_PREFERRED: i32 = 1;
+/// Policy mode: allocate only on the nodes of the mask.
 pub const MPOL_BIND: i32 = 2;
+/// Policy mode: spread pages round-robin over the nodes of the mask.
 pub const MPOL_INTERLEAVE: i32 = 3;
+/// Policy mode: allocate on the node of the CPU that faults the page in.
 pub const MPOL_LOCAL: i32 = 4;
 /// `mbind` flag: fail when existing pages do not follow the policy.
 pub const MPOL_MF_STRICT: u32 = 1;

@@ -19,6 +19,7 @@ use crate::schedule::Layout;
 /// How piece sizes are distributed over consumers.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub enum Skew {
+    /// Every consumer's piece has the same size (the first takes the remainder).
     Uniform,
     /// Piece for consumer c proportional to 1 / (c + 1)^theta.
     Zipf(f64),
@@ -41,14 +42,17 @@ impl std::str::FromStr for Skew {
 pub struct Partition {
     /// The node its memory is on (its worker's node).
     pub node: NodeId,
+    /// The producer's values, bound to `node` and filled by its worker.
     pub buffer: NodeBuffer<u64>,
-    /// Piece c is `buffer[offsets[c]..offsets[c + 1]]`.
+    /// Piece c is `buffer[offsets[c]..offsets[c + 1]]` (N + 1 entries, from 0 to the length).
     pub offsets: Vec<usize>,
 }
 
 /// All partitions of a shuffle.
 pub struct ShuffleData {
+    /// The layout of the pool the data was made for (a shuffle refuses other pools).
     pub layout: Layout,
+    /// One partition per producer, in worker index order.
     pub partitions: Vec<Partition>,
 }
 

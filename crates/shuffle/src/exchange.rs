@@ -30,13 +30,16 @@ use crate::schedule::{Layout, Schedule, Strategy, SyncMode};
 /// How to run an exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Exchange {
+    /// The order in which consumers visit producers (and whether they migrate).
     pub strategy: Strategy,
+    /// A barrier after every step (tight) or none (loose).
     pub sync: SyncMode,
     /// Seed of the random schedule.
     pub seed: u64,
 }
 
 impl Exchange {
+    /// An exchange with this schedule and synchronization, and seed 42.
     pub fn new(strategy: Strategy, sync: SyncMode) -> Self {
         Self {
             strategy,
@@ -57,7 +60,9 @@ impl Default for Exchange {
 /// One visit of a consumer to a producer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Visit {
+    /// The step of the schedule, from 0 to N - 1 (the last visit has N - 1).
     pub step: usize,
+    /// The producer visited (a worker index), each exactly once per consumer.
     pub producer: usize,
     /// The node the consumer runs on for this visit.
     pub node: NodeId,
@@ -69,6 +74,8 @@ pub struct Visit {
 /// What an exchange measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct ExchangeReport {
+    /// Wall-clock time of the phase in seconds (workers already woken;
+    /// pinning home after a migrating phase excluded).
     pub seconds: f64,
     /// Visits in which a pinned consumer was observed (getcpu) on another
     /// node than the schedule put it on: 0 when placement works.

@@ -18,11 +18,14 @@ use serde::{Deserialize, Serialize};
 /// S sockets with P threads each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
+    /// S, the number of sockets (the pool's nodes, in pool order).
     pub sockets: usize,
+    /// P, the threads (workers) on each socket.
     pub threads_per_socket: usize,
 }
 
 impl Layout {
+    /// S sockets with P threads each.
     pub fn new(sockets: usize, threads_per_socket: usize) -> Self {
         Self {
             sockets,
@@ -62,6 +65,7 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// Every strategy, in the order reports list them.
     pub const ALL: [Strategy; 5] = [
         Strategy::Naive,
         Strategy::Ring,
@@ -75,6 +79,7 @@ impl Strategy {
         matches!(self, Strategy::Migration | Strategy::MigrationCopy)
     }
 
+    /// The kebab-case name users type (`migration-copy`); `FromStr` parses it back.
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Naive => "naive",
@@ -116,8 +121,10 @@ pub enum SyncMode {
 }
 
 impl SyncMode {
+    /// Both modes, tight first.
     pub const ALL: [SyncMode; 2] = [SyncMode::Tight, SyncMode::Loose];
 
+    /// The name users type (`tight`, `loose`); `FromStr` parses it back.
     pub fn name(self) -> &'static str {
         match self {
             SyncMode::Tight => "tight",
@@ -148,14 +155,16 @@ impl FromStr for SyncMode {
 pub struct Access {
     /// The producer whose partition it reads (its piece of it).
     pub producer: usize,
-    /// The socket the consumer runs on during the step.
+    /// The socket (position among the pool's nodes) the consumer runs on during the step.
     pub run_on: usize,
 }
 
 /// A complete schedule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
+    /// The S x P layout the schedule is for.
     pub layout: Layout,
+    /// The strategy it was built with.
     pub strategy: Strategy,
     /// `steps[k][c]`: what consumer c does at step k.
     pub steps: Vec<Vec<Access>>,
@@ -197,6 +206,7 @@ impl Schedule {
         self.steps.len()
     }
 
+    /// Whether the schedule has no steps (a layout of zero threads).
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
     }

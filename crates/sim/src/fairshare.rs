@@ -56,6 +56,7 @@ pub enum Limit {
 pub struct Allocation {
     /// GB/s of each flow of the group.
     pub rate: f64,
+    /// What froze the group at that rate: its own cap or a saturated resource.
     pub limit: Limit,
 }
 

@@ -24,10 +24,12 @@ use crate::fairshare::{fair_share, Allocation, Group, Use};
 /// One node as the simulator sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeModel {
+    /// NUMA node id, as the topology numbers it.
     pub id: NodeId,
     /// Capacity of the memory controller in GB/s (infinite for a node whose
     /// memory is never read and that has no described bandwidth).
     pub memory_gbs: f64,
+    /// Local dependent-load latency in ns, when the topology describes it.
     pub memory_latency_ns: Option<f64>,
     /// Physical cores (one consumer thread per core is the default layout).
     pub cores: usize,
@@ -40,19 +42,24 @@ pub struct NodeModel {
 pub struct DirectedLink {
     /// Positions (in [`Machine::nodes`]) of the two ends.
     pub from: usize,
+    /// Position of the receiving end.
     pub to: usize,
     /// The described bandwidth per direction: what one flow alone gets.
     pub described_gbs: f64,
+    /// Latency of one hop in ns, when described (the smallest of merged parallel links).
     pub latency_ns: Option<f64>,
 }
 
 /// The machine: nodes, sockets, directed links and routes.
 #[derive(Clone, Debug)]
 pub struct Machine {
+    /// The preset or description name, or `this machine` for a discovered topology.
     pub name: String,
+    /// Every node of the topology, in the topology's node order.
     pub nodes: Vec<NodeModel>,
     /// Node positions of the sockets (nodes with CPUs), in node order.
     pub sockets: Vec<usize>,
+    /// Two directed links per described node pair; resource `nodes.len() + i` is link `i`.
     pub links: Vec<DirectedLink>,
     /// `routes[a][b]`: directed links from node position a to b, in order.
     routes: Vec<Vec<Vec<usize>>>,
@@ -256,6 +263,7 @@ pub struct ReadTable {
 }
 
 impl ReadTable {
+    /// Precomputes every (source, consumer) socket pair of `machine` under `cal`.
     pub fn new(machine: &Machine, cal: &Calibration) -> Self {
         let s = machine.socket_count();
         Self {

@@ -19,29 +19,43 @@ use crate::simulate::{simulate_on, SimOptions};
 /// One schedule's prediction.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ReportRow {
+    /// The schedule simulated.
     pub strategy: Strategy,
+    /// Tight or loose.
     pub sync: SyncMode,
+    /// Predicted shuffle bandwidth, 1e9 bytes per second.
     pub gbs: f64,
+    /// Predicted time for the report's total bytes, in seconds.
     pub seconds: f64,
+    /// What limited most of the bytes (see [`crate::SimResult::bottleneck`]).
     pub bottleneck: String,
 }
 
 /// Naive, ring and migration (all tight) at one thread count.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SweepPoint {
+    /// Threads in all (sockets x `threads_per_socket`).
     pub threads: usize,
+    /// Threads on each socket at this point, from 1 up.
     pub threads_per_socket: usize,
+    /// Predicted bandwidth of the naive schedule, GB/s.
     pub naive_gbs: f64,
+    /// Predicted bandwidth of the coordinated ring, GB/s.
     pub ring_gbs: f64,
+    /// Predicted bandwidth of thread migration (no state copy), GB/s.
     pub migration_gbs: f64,
 }
 
 /// Every schedule on one machine, and the thread sweep.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MachineReport {
+    /// The machine's name ([`Machine::name`]).
     pub machine: String,
+    /// Sockets and threads per socket of the rows.
     pub layout: Layout,
+    /// Bytes, state size and seed every row was simulated with.
     pub options: SimOptions,
+    /// The model constants used.
     pub calibration: Calibration,
     /// Every strategy, tight then loose.
     pub rows: Vec<ReportRow>,
@@ -61,15 +75,22 @@ impl MachineReport {
 /// The recommendation.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Plan {
+    /// The machine's name ([`Machine::name`]).
     pub machine: String,
+    /// The layout the predictions are for.
     pub layout: Layout,
-    /// The best data-moving schedule.
+    /// The best data-moving schedule (always the ring on a one-node machine,
+    /// where all are equivalent).
     pub strategy: Strategy,
+    /// Tight or loose, for `strategy` (tight on a one-node machine).
     pub sync: SyncMode,
+    /// Predicted bandwidth of the best data-moving schedule, GB/s.
     pub predicted_gbs: f64,
+    /// Predicted bandwidth of the naive schedule (its better sync mode), GB/s.
     pub naive_gbs: f64,
     /// The better migration variant (no state copy) and its prediction.
     pub migration_sync: SyncMode,
+    /// Predicted bandwidth of that migration variant, GB/s.
     pub migration_gbs: f64,
     /// Whether migration beats the recommendation by more than 5% when the
     /// consumer's state is small.

@@ -15,8 +15,11 @@ use crate::machine::{Machine, ReadTable};
 /// `threads` threads on node `on` read the memory of node `from`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Reads {
+    /// The node whose memory is read.
     pub from: NodeId,
+    /// The node the reading threads run on.
     pub on: NodeId,
+    /// How many threads read (each one flow).
     pub threads: usize,
     /// Whether this flow's bandwidth is part of the measured figure.
     pub measured: bool,
@@ -25,8 +28,11 @@ pub struct Reads {
 /// One measurement of Li et al. and the flows that produced it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
+    /// Which measurement of the paper (`Table 1 flow 2: 1 hop, 12 threads`).
     pub name: &'static str,
+    /// The machine preset the flows run on.
     pub preset: &'static str,
+    /// The concurrent flows, measured or background.
     pub reads: Vec<Reads>,
     /// Aggregate GB/s of the measured flows.
     pub measured_gbs: f64,
@@ -35,8 +41,11 @@ pub struct Scenario {
 /// A scenario's prediction next to its measurement.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ScenarioCheck {
+    /// The scenario's name.
     pub name: &'static str,
+    /// What Li et al. measured, GB/s.
     pub measured_gbs: f64,
+    /// What the model predicts for the measured flows, GB/s.
     pub predicted_gbs: f64,
     /// predicted / measured - 1.
     pub relative_error: f64,

@@ -50,7 +50,9 @@ impl Default for SimOptions {
 /// How busy one resource was over the whole shuffle.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResourceUsage {
+    /// `memory of node 0` or `link 1->2`.
     pub name: String,
+    /// The resource's raw capacity in GB/s (a link's includes room for snoop responses).
     pub capacity_gbs: f64,
     /// Mean load / capacity.
     pub utilization: f64,
@@ -61,13 +63,19 @@ pub struct ResourceUsage {
 /// The outcome of one simulated shuffle.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SimResult {
+    /// The machine's name ([`Machine::name`]).
     pub machine: String,
+    /// The schedule's strategy.
     pub strategy: Strategy,
+    /// Tight or loose.
     pub sync: SyncMode,
+    /// The schedule's layout (sockets, threads per socket).
     pub layout: Layout,
+    /// Bytes shuffled ([`SimOptions::total_bytes`]; state copies not counted).
     pub total_bytes: f64,
     /// Shuffle bandwidth, 1e9 bytes per second.
     pub gbs: f64,
+    /// Simulated time until the last consumer finished, in seconds.
     pub seconds: f64,
     /// What limited most of the bytes: `memory of node 0`, `link 1->2`,
     /// `memory of 4 nodes`, `memory of one node at a time (4 nodes in turn)`,

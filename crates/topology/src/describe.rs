@@ -21,18 +21,29 @@ use crate::sysfs::{DEFAULT_LOCAL_DISTANCE, DEFAULT_REMOTE_DISTANCE};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MachineDescription {
+    /// Short name of the machine (a preset's name, e.g. `nehalem-ex-4s`).
     pub name: String,
+    /// One line saying what the machine is (processors, sockets, links).
     pub description: String,
+    /// Where the figures come from (a paper, a data sheet, the probe).
     pub source: String,
+    /// Core clock in GHz, when known (above 0, at most 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_ghz: Option<f64>,
+    /// The nodes, in any order; ids must be unique and below 1024.
     pub nodes: Vec<NodeDescription>,
+    /// The cache hierarchy, one entry per level and kind (same on every node).
     #[serde(default)]
     pub caches: Vec<CacheDescription>,
+    /// SLIT distances (10 is local), rows and columns in the order of
+    /// `nodes` as written; `None` derives them (10 + 10 per link hop, 20
+    /// everywhere when there are no links).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distances: Option<Vec<Vec<u32>>>,
+    /// Interconnect links between nodes (may be empty).
     #[serde(default)]
     pub links: Vec<LinkDescription>,
+    /// Remarks carried into [`Topology::notes`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -41,19 +52,25 @@ pub struct MachineDescription {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeDescription {
+    /// NUMA node id (0 to 1023; ids may be sparse).
     pub id: NodeId,
+    /// Socket (package) the node's cores sit on; several nodes may share one.
     pub socket: u32,
     /// Physical cores (0 for a memory-only node).
     pub cores: u32,
+    /// Hardware threads per core (1 without SMT, at most 16; ignored when `cores` is 0).
     pub threads_per_core: u32,
+    /// Memory of the node in GiB (0 for a CPU-only node); `None` when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_gib: Option<f64>,
+    /// Local sequential read bandwidth of the whole node in GB/s, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bandwidth_gbs: Option<f64>,
+    /// Local dependent-load latency in ns, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_latency_ns: Option<f64>,
     /// What one thread reads of local memory, sequentially (the probe
-    /// measures it; the simulator caps each thread at it).
+    /// measures it; the simulator caps each thread at it), in GB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_bandwidth_gbs: Option<f64>,
 }
@@ -62,9 +79,13 @@ pub struct NodeDescription {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SharedBy {
+    /// One instance per hardware thread.
     Thread,
+    /// One instance per physical core, shared by its SMT siblings.
     Core,
+    /// One instance per NUMA node.
     Node,
+    /// One instance per socket, shared by all nodes on it.
     Socket,
 }
 
@@ -72,9 +93,13 @@ pub enum SharedBy {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheDescription {
+    /// Cache level, 1 for the cache nearest the core (0 is refused).
     pub level: u8,
+    /// Whether it holds data, instructions or both.
     pub kind: CacheKind,
+    /// Capacity of one instance in KiB (above 0, at most 2^30).
     pub size_kib: u64,
+    /// Which CPUs share one instance.
     pub shared_by: SharedBy,
 }
 
@@ -82,9 +107,13 @@ pub struct CacheDescription {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkDescription {
+    /// Id of one end (a node of the description).
     pub a: NodeId,
+    /// Id of the other end (a different node of the description).
     pub b: NodeId,
+    /// Bandwidth per direction in GB/s (above 0).
     pub bandwidth_gbs: f64,
+    /// Latency added by one hop over the link in ns, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ns: Option<f64>,
 }

@@ -27,8 +27,11 @@ pub enum Origin {
     },
     /// Built from a machine description (a preset or a JSON file).
     Described {
+        /// Short name of the machine (the preset name, e.g. `nehalem-ex-4s`).
         name: String,
+        /// One line saying what the machine is (processors, sockets, links).
         description: String,
+        /// Where the figures come from (a paper, a data sheet, the probe).
         source: String,
     },
 }
@@ -36,6 +39,7 @@ pub enum Origin {
 /// One NUMA node.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Node {
+    /// NUMA node id, as the kernel numbers it (0-based, possibly sparse).
     pub id: NodeId,
     /// Online CPUs of the node (empty for a memory-only node).
     pub cpus: CpuSet,
@@ -58,12 +62,14 @@ pub struct Node {
 /// One logical CPU (a hardware thread).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cpu {
+    /// Logical CPU id, as the kernel numbers it (the `N` of `cpuN`).
     pub id: CpuId,
-    /// The node whose cpulist holds this CPU.
+    /// The node whose cpulist holds this CPU; `None` when no node lists it.
     pub node: Option<NodeId>,
-    /// Core id within the socket (`topology/core_id`).
+    /// Core id within the socket (`topology/core_id`; the CPU id when
+    /// sysfs does not say).
     pub core: u32,
-    /// Socket (`topology/physical_package_id`).
+    /// Socket (`topology/physical_package_id`; 0 when sysfs does not say).
     pub socket: u32,
     /// SMT siblings sharing the core, this CPU included.
     pub siblings: CpuSet,
@@ -73,29 +79,40 @@ pub struct Cpu {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheKind {
+    /// Holds data only (an L1d).
     Data,
+    /// Holds instructions only (an L1i); never used for capacity budgets.
     Instruction,
+    /// Holds both (L2 and L3 on most machines; also any type sysfs names otherwise).
     Unified,
 }
 
 /// One cache instance and the CPUs that share it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cache {
+    /// Cache level, 1 for the cache nearest the core.
     pub level: u8,
+    /// Whether it holds data, instructions or both.
     pub kind: CacheKind,
+    /// Capacity of this one instance, in bytes.
     pub size_bytes: u64,
+    /// Coherency line size in bytes; `None` when sysfs does not report it
+    /// (described machines assume 64).
     pub line_bytes: Option<u32>,
+    /// The online CPUs that share this instance.
     pub cpus: CpuSet,
 }
 
 /// An interconnect link between two nodes (described machines).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Link {
+    /// One end of the link (links are undirected: `a` and `b` may be swapped).
     pub a: NodeId,
+    /// The other end of the link.
     pub b: NodeId,
     /// Bandwidth per direction in GB/s.
     pub bandwidth_gbs: f64,
-    /// Latency added by one hop over this link, in ns.
+    /// Latency added by one hop over this link, in ns; `None` when not given.
     pub latency_ns: Option<f64>,
 }
 
@@ -103,13 +120,16 @@ pub struct Link {
 /// `Mems_allowed`, already intersected with what is online.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Allowed {
+    /// Online CPUs this process may run on (affinity mask and cgroup cpuset).
     pub cpus: CpuSet,
+    /// Nodes this process may allocate memory on (`Mems_allowed` and cgroup cpuset).
     pub nodes: NodeSet,
 }
 
 /// The whole machine as numakit sees it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Topology {
+    /// Whether the topology was discovered (and under which root) or described.
     pub origin: Origin,
     /// Nodes in ascending id order.
     pub nodes: Vec<Node>,
@@ -124,8 +144,10 @@ pub struct Topology {
     pub distances_reported: bool,
     /// Interconnect links (empty for discovered machines).
     pub links: Vec<Link>,
+    /// The CPUs and nodes this process may use (everything, for described machines).
     pub allowed: Allowed,
-    /// `MemTotal` of the machine, when known.
+    /// `MemTotal` of the machine in bytes; `None` when `/proc/meminfo` is
+    /// unreadable or, for described machines, a node gives no memory size.
     pub mem_total_bytes: Option<u64>,
     /// Things discovery noticed that a user may want to know.
     pub notes: Vec<String>,

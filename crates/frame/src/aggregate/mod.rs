@@ -56,10 +56,12 @@ use values::{lane, Lane, LaneKind};
 pub struct AggregateRequest {
     /// Group-by key columns.
     pub keys: Vec<String>,
+    /// The aggregates, in the order of the result's columns after the keys.
     pub aggregates: Vec<Aggregate>,
     /// The method of the one-value-column path (`None`: automatic). The
     /// many-column path has one method and refuses another.
     pub method: Option<AggMethod>,
+    /// The limit loading and the per-worker tables are checked against.
     pub memory_limit: MemoryLimit,
 }
 
@@ -78,9 +80,13 @@ pub enum AggregatePath {
 /// What a group-by did.
 #[derive(Clone, Debug, Serialize)]
 pub struct AggregateReport {
+    /// Rows of the input (rows read, when the file was streamed).
     pub input_rows: u64,
+    /// Groups found: the result's rows, a null key's group included.
     pub groups: u64,
+    /// How the key columns became codes.
     pub key_encoding: KeyEncoding,
+    /// Which path computed the groups.
     pub path: AggregatePath,
     /// The method that ran (the one-value path's choice, or `local`).
     pub method: AggMethod,
@@ -90,7 +96,11 @@ pub struct AggregateReport {
     pub estimated_groups: Option<u64>,
     /// The many-column path: whether codes indexed the groups directly.
     pub direct_index: Option<bool>,
+    /// Time of every phase, in order, from the coding of the keys (or the
+    /// reading of a streamed file) to the building of the result.
     pub phases: Vec<PhaseTime>,
+    /// Wall-clock time of the group-by, in seconds (reading included
+    /// when the file was streamed).
     pub seconds: f64,
 }
 
@@ -342,8 +352,13 @@ pub fn run(
 /// A group-by from its input: what was loaded, every repetition's report,
 /// and the last repetition's result.
 pub struct AggregateOutcome {
+    /// What loading the file did; `None` for a table in memory or a
+    /// streamed file.
     pub input: Option<LoadStats>,
+    /// One report per repetition, in order.
     pub runs: Vec<AggregateReport>,
+    /// The last repetition's result: the key columns, then one column
+    /// per aggregate.
     pub table: Table,
     /// Whether the result was checked against the reference.
     pub verified: bool,

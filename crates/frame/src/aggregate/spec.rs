@@ -19,13 +19,20 @@ pub enum AggFunc {
     CountRows,
     /// COUNT(col): non-null values.
     Count,
+    /// SUM(col) of the non-null values: exact for integers and decimals
+    /// (an error when it leaves the result type), in Float64 for floats.
     Sum,
+    /// MIN(col): the smallest non-null value, in the column's type.
     Min,
+    /// MAX(col): the largest non-null value, in the column's type.
     Max,
+    /// AVG(col): the mean of the non-null values, as Float64.
     Avg,
 }
 
 impl AggFunc {
+    /// The lowercase name used in aggregate lists and result column names
+    /// (`count` for both counts).
     pub fn name(self) -> &'static str {
         match self {
             AggFunc::CountRows | AggFunc::Count => "count",
@@ -40,6 +47,7 @@ impl AggFunc {
 /// One aggregate of a group-by.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Aggregate {
+    /// The function.
     pub func: AggFunc,
     /// The column (none for COUNT(*)).
     pub column: Option<String>,

@@ -52,6 +52,7 @@ pub struct JoinRequest {
     pub left_on: Vec<String>,
     /// Key columns of the right (probe) table, pairwise with `left_on`.
     pub right_on: Vec<String>,
+    /// Which rows the result holds: inner, left outer, semi or anti.
     pub kind: JoinKind,
     /// `None`: numakit's choice.
     pub algorithm: Option<JoinAlgorithm>,
@@ -64,6 +65,8 @@ pub struct JoinRequest {
     pub right_columns: Option<Vec<String>>,
     /// Appended to a right column whose name is taken.
     pub suffix: String,
+    /// The limit loading, key coding and the result are checked against;
+    /// a result beyond it fails with [`FrameError::MemoryLimit`].
     pub memory_limit: MemoryLimit,
 }
 
@@ -91,6 +94,7 @@ impl JoinRequest {
 pub struct JoinPlan {
     /// Names of the left columns to read (keys first, then carried).
     pub left_read: Vec<String>,
+    /// Names of the right columns to read (keys first, then carried).
     pub right_read: Vec<String>,
     /// Carried columns: (index in the read columns, output name).
     left_out: Vec<(usize, String)>,
@@ -235,15 +239,23 @@ impl JoinPlan {
 /// What a join did.
 #[derive(Clone, Debug, Serialize)]
 pub struct JoinReport {
+    /// The kind of join that ran.
     pub kind: JoinKind,
+    /// The kernel that ran (numakit's choice when the request left it open).
     pub algorithm: JoinAlgorithm,
     /// Why `auto` chose the algorithm.
     pub auto_reason: Option<String>,
+    /// How the key columns became codes.
     pub key_encoding: KeyEncoding,
+    /// Rows of the left (build) table.
     pub left_rows: u64,
+    /// Rows of the right (probe) table, all pieces together when it was
+    /// streamed.
     pub right_rows: u64,
     /// Rows whose key cannot match (nulls; values the other side cannot hold).
     pub left_keyless: u64,
+    /// Right rows whose key cannot match (nulls; values the left side
+    /// cannot hold).
     pub right_keyless: u64,
     /// Result rows.
     pub rows: u64,
@@ -415,9 +427,16 @@ fn kernel_error(
 /// A join from its inputs: what was loaded, every repetition's report,
 /// and the last repetition's result.
 pub struct JoinOutcome {
+    /// What loading the left file did; `None` for a table in memory.
     pub left: Option<LoadStats>,
+    /// What reading the right file did (whole or streamed); `None` for a
+    /// table in memory.
     pub right: Option<LoadStats>,
+    /// One report per repetition, in order (one when the right side was
+    /// streamed).
     pub runs: Vec<JoinReport>,
+    /// The last repetition's result; `None` when only counting or when
+    /// the result went to a sink.
     pub table: Option<Table>,
     /// Whether the result was checked against the reference.
     pub verified: bool,

@@ -28,6 +28,7 @@ enum Layout {
 pub struct GroupKeys {
     /// Per part; a single column's null keys are listed as invalid.
     pub parts: Vec<PartCodes>,
+    /// How the key columns became codes.
     pub encoding: KeyEncoding,
     /// Codes are at most this (a bound for direct-indexed tables).
     pub max_code: u64,

@@ -26,8 +26,14 @@ use crate::table::Table;
 /// Both sides' key codes.
 #[derive(Debug)]
 pub struct JoinKeys {
+    /// The left (build) table's codes, per part; rows with a null in
+    /// their key, or a value the right side does not hold, are invalid.
     pub left: Vec<PartCodes>,
+    /// The right (probe) table's codes in the left's code space, per
+    /// part; rows with a null or a key the left side cannot hold are
+    /// invalid.
     pub right: Vec<PartCodes>,
+    /// How the key columns became codes.
     pub encoding: KeyEncoding,
 }
 

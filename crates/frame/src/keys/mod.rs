@@ -54,11 +54,15 @@ use crate::table::{RowRef, Table};
 /// Arrow column (a 64-bit integer key is its own code).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartCodes {
+    /// One code per row of the part, in row order.
     pub codes: ScalarBuffer<u64>,
+    /// Rows (indices within the part, ascending) that have no code: a
+    /// null key, or a value the other side of a join cannot hold.
     pub invalid: Vec<u32>,
 }
 
 impl PartCodes {
+    /// The codes of a part, with `invalid` the rows (ascending) without one.
     pub fn new(codes: Vec<u64>, invalid: Vec<u32>) -> Self {
         PartCodes {
             codes: codes.into(),
@@ -79,18 +83,34 @@ pub enum KeyEncoding {
     /// The value itself, less the smallest one.
     Value,
     /// Codes of an exact dictionary of the distinct keys.
-    Dictionary { distinct: u64 },
+    Dictionary {
+        /// Keys in the dictionary (a join's: the left side's distinct keys).
+        distinct: u64,
+    },
     /// Several columns' codes packed into one word.
-    Packed { columns: usize, bits: u32 },
+    Packed {
+        /// Key columns packed, at least 2.
+        columns: usize,
+        /// Bits of the word the codes take together, at most 64.
+        bits: u32,
+    },
     /// Several columns' codes as byte rows, coded by a dictionary.
-    TupleDictionary { columns: usize, distinct: u64 },
+    TupleDictionary {
+        /// Key columns in each byte row.
+        columns: usize,
+        /// Distinct key rows in the dictionary (a join's: the left side's).
+        distinct: u64,
+    },
     /// Codes of each worker's own, made as a file is read, and the
     /// groups merged by their keys' values.
-    PerWorker { columns: usize },
+    PerWorker {
+        /// Key columns.
+        columns: usize,
+    },
 }
 
 impl KeyEncoding {
-    /// A short name for tables: `value`, `dictionary of 12 keys`...
+    /// A short name for tables: `values`, `dictionary of 12 keys`...
     pub fn describe(&self) -> String {
         match self {
             KeyEncoding::Value => "values".into(),

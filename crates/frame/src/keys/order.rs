@@ -19,15 +19,20 @@ use crate::table::Table;
 /// One column of a sort key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SortKey {
+    /// Index of the column in the table's schema.
     pub column: usize,
+    /// Largest values first.
     pub descending: bool,
+    /// Nulls before every value (else after), whatever the direction.
     pub nulls_first: bool,
 }
 
 /// The sort codes of a table's rows (every row has one).
 #[derive(Debug)]
 pub struct SortKeys {
+    /// Per part, one code per row; none is invalid (nulls have codes).
     pub parts: Vec<PartCodes>,
+    /// How the key columns became codes.
     pub encoding: KeyEncoding,
 }
 

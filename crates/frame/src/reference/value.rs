@@ -1,8 +1,8 @@
 //! Cells of a table as plain values, compared the way SQL compares them:
 //! numbers by value whatever their width, signedness or decimal scale;
 //! floats in total order with -0.0 equal to 0.0 and NaN equal to itself and
-//! above every number; dates in days, timestamps, times and durations in
-//! nanoseconds; strings and binaries by their bytes.
+//! above every number; dates in milliseconds, timestamps, times and
+//! durations in nanoseconds; strings and binaries by their bytes.
 //!
 //! It is deliberately simple (one enum, no vectors of typed slices): the
 //! reference is meant to be obviously right, not fast.
@@ -20,14 +20,20 @@ use crate::error::{FrameError, Result};
 /// One cell.
 #[derive(Clone, Debug)]
 pub enum Value {
+    /// A null cell, below every value.
     Null,
+    /// A boolean, false below true.
     Bool(bool),
     /// An exact number: `unscaled / 10^scale`.
     Number {
+        /// The digits, as an integer.
         unscaled: i128,
+        /// Power of ten the digits are divided by (0 for integers, dates and times).
         scale: i8,
     },
+    /// A float, in total order (-0.0 equal to 0.0, NaN above every number).
     Float(f64),
+    /// A string's or a binary's bytes, compared bytewise.
     Bytes(Vec<u8>),
 }
 
@@ -63,11 +69,13 @@ impl Value {
         }
     }
 
+    /// Whether the cell is null.
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
 
-    /// The value as a float (numbers and floats).
+    /// The value as a float (numbers, floats, and booleans as 0 or 1);
+    /// `None` for nulls and bytes.
     pub fn as_f64(&self) -> Option<f64> {
         match *self {
             Value::Number { unscaled, scale } => Some(unscaled as f64 / 10f64.powi(scale.into())),

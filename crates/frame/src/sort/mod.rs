@@ -37,8 +37,11 @@ use crate::RunOptions;
 /// One column of the sort key, by name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SortColumn {
+    /// The column's name in the input.
     pub name: String,
+    /// Largest values first.
     pub descending: bool,
+    /// Nulls before every value (else after), whatever the direction.
     pub nulls_first: bool,
 }
 
@@ -56,9 +59,11 @@ impl SortColumn {
 /// What to sort by and what to keep.
 #[derive(Clone, Debug)]
 pub struct SortRequest {
+    /// The sort key's columns, most significant first; at least one.
     pub by: Vec<SortColumn>,
     /// The columns of the result (default: all, in table order).
     pub columns: Option<Vec<String>>,
+    /// The limit loading and the sort's own memory are checked against.
     pub memory_limit: MemoryLimit,
 }
 
@@ -77,10 +82,18 @@ pub enum InputOrder {
 /// What a sort did.
 #[derive(Clone, Debug, Serialize)]
 pub struct SortReport {
+    /// Rows sorted (those of the input).
     pub rows: u64,
+    /// How the key columns became codes.
     pub key_encoding: KeyEncoding,
+    /// Whether the input was already in order, in reverse order, or
+    /// sorted here.
     pub input_order: InputOrder,
+    /// Every phase, in order: key coding, the order check, then the
+    /// reversal or the sort's and gathering's phases.
     pub phases: Vec<PhaseTime>,
+    /// Wall-clock time of the sort, in seconds, less the time spent
+    /// handing the result on.
     pub seconds: f64,
 }
 
@@ -287,7 +300,9 @@ pub fn run_into(
 /// A sort from its input: what was loaded, every repetition's report, and
 /// the last repetition's result.
 pub struct SortOutcome {
+    /// What loading the file did; `None` for a table in memory.
     pub input: Option<LoadStats>,
+    /// One report per repetition, in order.
     pub runs: Vec<SortReport>,
     /// The result; `None` when it went to a sink.
     pub table: Option<Table>,

@@ -79,6 +79,7 @@ pub enum Method {
 }
 
 impl Method {
+    /// Every method: naive, ring, migration, migration & copy.
     pub const ALL: [Method; 4] = [
         Method::NaiveShuffle,
         Method::RingShuffle,
@@ -86,6 +87,7 @@ impl Method {
         Method::MigrationCopy,
     ];
 
+    /// The name reports print (`migration & copy`).
     pub fn name(self) -> &'static str {
         match self {
             Method::NaiveShuffle => "naive shuffle",
@@ -113,6 +115,7 @@ pub struct AggOptions {
     pub rows: f64,
     /// Barriers between steps (Li's aggregation: not said; tight default).
     pub sync: SyncMode,
+    /// The model constants (by default Li's, with the remote cap scaled by latency).
     pub calibration: Calibration,
     /// Table lines one thread keeps in flight while its updates miss.
     /// `None`: as many as a streamed read (per-thread cap x local latency
@@ -138,24 +141,31 @@ impl Default for AggOptions {
 /// One method at one number of keys.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct MethodPrediction {
+    /// The method predicted.
     pub method: Method,
     /// Effective aggregation bandwidth: input bytes / time, 1e9 B/s.
     pub gbs: f64,
+    /// Input rows aggregated per second.
     pub rows_per_s: f64,
+    /// Simulated time of the whole aggregation, in seconds.
     pub seconds: f64,
     /// Shares of the consumers' busy time (Li Figure 11): reading the
     /// pieces, fetching missed table lines, copying the table.
     pub read_share: f64,
+    /// Share of busy time spent fetching table lines the updates missed.
     pub update_share: f64,
+    /// Share of busy time spent copying tables (migration & copy only; 0 otherwise).
     pub copy_share: f64,
 }
 
 /// Every method at one number of distinct keys per partition.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AggPoint {
+    /// Distinct keys each partition's rows are drawn from (uniformly).
     pub keys_per_partition: f64,
     /// Bytes of one partition's final table.
     pub table_bytes: f64,
+    /// One prediction per method run, in the order asked.
     pub methods: Vec<MethodPrediction>,
 }
 
@@ -169,29 +179,40 @@ impl AggPoint {
 /// Where the ring shuffle overtakes a migration method.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Crossover {
+    /// The migration method the ring shuffle is compared with.
     pub against: Method,
-    /// Keys per partition from which the ring shuffle is faster.
+    /// Keys per partition from which the ring shuffle is faster; `None`
+    /// when the sweep shows no crossover (see `note`).
     pub keys_per_partition: Option<f64>,
-    /// The same as distinct groups of the whole query.
+    /// The same as distinct groups of the whole query (keys x partitions).
     pub total_groups: Option<f64>,
     /// Lowest ring shuffle / `against` bandwidth at the sweep's points
-    /// beyond the crossover (below 1: `against` catches up again).
+    /// beyond the crossover (below 1: `against` catches up again); `None`
+    /// without a crossover.
     pub lowest_ratio_after: Option<f64>,
+    /// One line for people: where each method wins, or why there is no crossover.
     pub note: String,
 }
 
 /// A sweep over keys per partition on one machine.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AggReport {
+    /// The machine's name ([`Machine::name`]).
     pub machine: String,
+    /// Sockets and consumer threads per socket (one per core by default).
     pub layout: Layout,
     /// Partitions = consumer threads.
     pub partitions: usize,
+    /// The options every point was predicted with.
     pub options: AggOptions,
-    /// Cache room of one thread (bytes) and the line size.
+    /// Cache room of one thread, in bytes: its share of the largest data or
+    /// unified cache (the smallest over sockets).
     pub cache_bytes_per_thread: f64,
+    /// Cache line size in bytes (64 when the topology does not say).
     pub line_bytes: f64,
+    /// One point per keys-per-partition value of the sweep, in the order given.
     pub points: Vec<AggPoint>,
+    /// Where the ring shuffle overtakes migration, then migration & copy.
     pub crossovers: Vec<Crossover>,
 }
 
