@@ -1,8 +1,8 @@
 //! The command line: every command, option and its help text.
 
+pub use crate::common::pool::PoolArgs;
 use clap::{Args, Parser, Subcommand};
 use numakit_placement::{HugePages, MemoryLimit, PlacementMode};
-pub use crate::common::pool::PoolArgs;
 
 const ABOUT: &str = "NUMA-aware data processing: know the machine, place threads and memory, run work next to its data";
 
@@ -191,13 +191,19 @@ pub struct ShuffleArgs {
     #[arg(
         long,
         default_value = "naive,ring,random,migration,migration-copy",
+        value_delimiter = ',',
         value_name = "LIST"
     )]
-    pub schedules: String,
+    pub schedules: Vec<numakit_shuffle::Strategy>,
 
     /// Synchronization variants, comma separated: tight, loose.
-    #[arg(long, default_value = "tight,loose", value_name = "LIST")]
-    pub sync: String,
+    #[arg(
+        long,
+        default_value = "tight,loose",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub sync: Vec<numakit_shuffle::SyncMode>,
 
     /// `pull` (consume in place) or `push` (copy into consumer-local buffers).
     #[arg(long, default_value = "pull", value_name = "FORM")]

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use numakit_cli::args::Cli;
 use numakit_cli::commands;
 use numakit_cli::common::{error_line, output, usage};
@@ -53,7 +53,8 @@ fn parse_failure(e: clap::Error) -> ExitCode {
             ExitCode::from(usage::USAGE)
         }
         _ => {
-            let line = usage::clap_error_line(&e.render().to_string());
+            let called = usage::command_called(&Cli::command(), std::env::args().skip(1));
+            let line = usage::clap_error_line(&e.render().to_string(), &called);
             output::note(format_args!("numakit: error: {line}"));
             ExitCode::from(usage::USAGE)
         }

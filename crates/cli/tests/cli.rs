@@ -360,7 +360,16 @@ fn every_pool_command_takes_the_same_worker_options() {
         &["aggregate", "--rows", "1000"],
         &["sort", "--rows", "1000"],
         &["mapreduce", "word-count", "--size-mib", "1"],
-        &["cluster", "join", "--local", "1", "--left-rows", "1000", "--right-rows", "1000"],
+        &[
+            "cluster",
+            "join",
+            "--local",
+            "1",
+            "--left-rows",
+            "1000",
+            "--right-rows",
+            "1000",
+        ],
     ];
     for command in commands {
         let mut refused = command.to_vec();
@@ -371,10 +380,21 @@ fn every_pool_command_takes_the_same_worker_options() {
         assert_error(&unknown_cpu, "not allowed");
     }
     let one_cpu = numakit(&[
-        "join", "--json", "--left-rows", "1000", "--right-rows", "2000", "--cpus", "0",
+        "join",
+        "--json",
+        "--left-rows",
+        "1000",
+        "--right-rows",
+        "2000",
+        "--cpus",
+        "0",
         "--verify",
     ]);
-    assert!(one_cpu.status.success(), "{}", String::from_utf8_lossy(&one_cpu.stderr));
+    assert!(
+        one_cpu.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one_cpu.stderr)
+    );
     let report = json_of(&one_cpu);
     assert_eq!(report["threads"].as_u64(), Some(1), "{report}");
 }

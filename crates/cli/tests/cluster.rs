@@ -25,18 +25,20 @@ fn free_ports(n: usize) -> Vec<String> {
 #[test]
 fn local_runs_equal_the_single_machine_join() {
     for (p, extra) in [
-        ("2", vec!["--keys", "foreign-key"]),
+        ("2", vec!["--right-keys", "fk:20000"]),
         (
             "3",
-            vec!["--keys", "zipf", "--zipf", "1.2", "--order", "all-at-once"],
+            vec!["--right-keys", "zipf:1.2:20000", "--order", "all-at-once"],
         ),
         (
             "4",
             vec![
                 "--predicate",
                 "band:3",
-                "--keys",
-                "uniform",
+                "--left-keys",
+                "uniform:20000",
+                "--right-keys",
+                "uniform:20000",
                 "--sink",
                 "sample:5",
             ],

@@ -114,7 +114,13 @@ const COMMANDS: &[(&[&str], &[&str])] = &[
             "--loads",
             "1000",
         ],
-        &["--latency-mib", "--threads-per-node", "--loads", "--nodes", "--reps"],
+        &[
+            "--latency-mib",
+            "--threads-per-node",
+            "--loads",
+            "--nodes",
+            "--reps",
+        ],
     ),
     (
         &[
@@ -157,8 +163,8 @@ const COMMANDS: &[(&[&str], &[&str])] = &[
             "--rows-s",
             "--buckets",
             "--block-rows",
-            "--keys",
-            "--zipf",
+            "--left-keys",
+            "--right-keys",
             "--sink",
             "--order",
             "--predicate",

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::args::{BenchCommand, PoolBenchArgs};
 use crate::common::output;
 use crate::common::parallel_sum;
+use crate::common::progress::Spinner;
 use crate::render::format::{bytes, table, Spread};
 
 pub fn run(command: &BenchCommand, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
@@ -47,11 +48,8 @@ pub fn pool_bench(
     crate::usage_ensure!(args.reps > 0, "--reps must be at least 1");
     crate::usage_ensure!(args.size_mib > 0, "--size-mib must be at least 1");
     let pool = args.pool.build(mode)?;
-    let progress = |msg: String| {
-        if !quiet {
-            output::note(format_args!("numakit: {msg}"));
-        }
-    };
+    let spinner = Spinner::new(quiet);
+    let progress = |msg: String| spinner.set_prefix(msg);
     progress(format!(
         "placing {} MiB over nodes {:?}",
         args.size_mib,
@@ -71,6 +69,7 @@ pub fn pool_bench(
     let broadcast: Vec<f64> = (0..5)
         .map(|_| broadcast_cost(&pool, 200))
         .collect::<Result<_>>()?;
+    spinner.finish();
     Ok(PoolBenchReport {
         bytes: data.bytes(),
         workers: pool.workers(),

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::args::{PoolArgs, ShuffleArgs};
 use crate::commands::figures::{schedule_bar, sweep_path};
 use crate::common::output;
+use crate::common::progress::Spinner;
 use crate::render::chart::{self, Bar, Series};
 use crate::render::format::{bytes, table, Spread};
 
@@ -77,21 +78,12 @@ impl Plan {
     }
 }
 
-fn parse_list<T: std::str::FromStr<Err = String>>(text: &str) -> Result<Vec<T>> {
-    let items = text
-        .split(',')
-        .map(|s| s.trim().parse::<T>().map_err(crate::common::usage::invalid))
-        .collect::<Result<Vec<T>>>()?;
-    crate::usage_ensure!(!items.is_empty(), "empty list `{text}`");
-    Ok(items)
-}
-
 fn parse(args: &ShuffleArgs) -> Result<Plan> {
     crate::usage_ensure!(args.reps > 0, "--reps must be at least 1");
     crate::usage_ensure!(args.size_mib > 0, "--size-mib must be at least 1");
     Ok(Plan {
-        strategies: parse_list(&args.schedules)?,
-        syncs: parse_list(&args.sync)?,
+        strategies: args.schedules.clone(),
+        syncs: args.sync.clone(),
         form: args.form.parse().map_err(crate::common::usage::invalid)?,
         skew: args.skew.parse().map_err(crate::common::usage::invalid)?,
     })
@@ -114,15 +106,13 @@ pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> 
         &format!("the consumers' state (--state-kib {})", args.state_kib),
         crate::common::budget::times(args.state_kib, 1 << 10).saturating_mul(threads as u64),
     )?;
-    let progress = |msg: String| {
-        if !quiet {
-            output::note(format_args!("numakit: {msg}"));
-        }
-    };
+    let spinner = Spinner::new(quiet || json);
+    let progress = |msg: String| spinner.set_prefix(msg);
     let mut report = measure(&pool, args, &plan, &progress)?;
     if args.sweep {
         report.sweep = sweep(&topology, mode, args, &plan, &progress)?;
     }
+    spinner.finish();
     if let Some(path) = &args.chart {
         write_charts(path, &report)?;
     }
@@ -311,8 +301,8 @@ pub fn quick_report(pool: &Pool, size_mib: u64) -> Result<ShuffleReport> {
     let args = ShuffleArgs {
         size_mib,
         pool: PoolArgs::default(),
-        schedules: "naive,ring,migration".into(),
-        sync: "tight".into(),
+        schedules: vec![Strategy::Naive, Strategy::Ring, Strategy::Migration],
+        sync: vec![SyncMode::Tight],
         form: "pull".into(),
         skew: "uniform".into(),
         state_kib: 64,

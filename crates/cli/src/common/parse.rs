@@ -61,6 +61,29 @@ pub fn table_format(text: &str) -> Result<numakit_io::Format, String> {
         .map_err(|_| format!("`{text}` is not a table format (csv, parquet, arrow)"))
 }
 
+/// One aggregate of an `--agg` list: `count` or FUNC:COLUMN (clap splits
+/// the list at commas).
+pub fn aggregate(text: &str) -> Result<numakit_frame::aggregate::Aggregate, String> {
+    match numakit_frame::aggregate::Aggregate::parse_list(text).map_err(|e| e.to_string())?[..] {
+        [ref one] => Ok(one.clone()),
+        _ => Err(format!("`{text}` is not one aggregate")),
+    }
+}
+
+/// Parses a key distribution for `rows` rows.
+/// Counts in it take K/M/G as elsewhere (`uniform:1M`, `zipf:1.2:64K`).
+pub fn key_dist(spec: &str, rows: u64) -> anyhow::Result<numakit_ops::datagen::KeyDist> {
+    let expanded = spec
+        .split(':')
+        .map(|part| match count(part) {
+            Ok(n) if part.ends_with(['k', 'K', 'm', 'M', 'g', 'G']) => n.to_string(),
+            _ => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(":");
+    numakit_ops::datagen::KeyDist::parse(&expanded, rows).map_err(crate::common::usage::invalid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +104,27 @@ mod tests {
         assert!(positive("0").is_err());
         assert_eq!(table_format("parquet"), Ok(numakit_io::Format::Parquet));
         assert!(table_format("xlsx").is_err());
+    }
+
+    #[test]
+    fn key_distributions_take_counts_with_suffixes() {
+        use numakit_ops::datagen::KeyDist;
+        assert!(matches!(
+            key_dist("uniform:1M", 10),
+            Ok(KeyDist::Uniform { max: 1_000_000 })
+        ));
+        assert!(matches!(
+            key_dist("zipf:1.2:64K", 10),
+            Ok(KeyDist::Zipf {
+                distinct: 64_000,
+                ..
+            })
+        ));
+        assert!(matches!(
+            key_dist("zipf:1.5", 7),
+            Ok(KeyDist::Zipf { distinct: 7, .. })
+        ));
+        assert!(key_dist("uniform:xM", 10).is_err());
+        assert!(key_dist("bogus", 10).is_err());
     }
 }

@@ -133,15 +133,25 @@ mod tests {
         assert!(refused.to_string().contains("--oversubscribe"), "{refused}");
         assert!(args(Some(cpus + 1), true).builder(&topology, mode).is_ok());
         let cap = cpus * numakit_pool::MAX_THREADS_PER_CPU + 1;
-        let capped = args(Some(cap), true).builder(&topology, mode).err().expect("capped");
-        assert!(capped.to_string().contains("the most even with"), "{capped}");
-        let zero = args(Some(0), true).builder(&topology, mode).err().expect("zero");
+        let capped = args(Some(cap), true)
+            .builder(&topology, mode)
+            .err()
+            .expect("capped");
+        assert!(
+            capped.to_string().contains("the most even with"),
+            "{capped}"
+        );
+        let zero = args(Some(0), true)
+            .builder(&topology, mode)
+            .err()
+            .expect("zero");
         assert!(zero.to_string().contains("at least 1"), "{zero}");
     }
 
     #[test]
     fn the_cpus_counted_are_those_of_the_chosen_nodes() {
-        let topology = Arc::new(numakit_topology::presets::topology("nehalem-ex-4s").expect("preset"));
+        let topology =
+            Arc::new(numakit_topology::presets::topology("nehalem-ex-4s").expect("preset"));
         let node0 = topology.allowed_cpus_of(0).expect("node 0").len();
         let on = |nodes: &str, threads: usize| PoolArgs {
             threads: Some(threads),

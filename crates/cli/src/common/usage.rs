@@ -93,8 +93,9 @@ pub fn exit_status(error: &anyhow::Error) -> u8 {
 /// A clap parse error as one line (without its `error: ` prefix): the
 /// message and any tip, then where to read more, e.g. `unexpected argument
 /// '--lft' found; tip: a similar argument exists: '--left' (see 'numakit
-/// join --help')`.
-pub fn clap_error_line(rendered: &str) -> String {
+/// join --help')`. `called` names the command where the rendered error
+/// does not (clap shows no usage line for a refused value).
+pub fn clap_error_line(rendered: &str, called: &str) -> String {
     let mut message = String::new();
     let mut command = None;
     for line in rendered.lines() {
@@ -111,8 +112,22 @@ pub fn clap_error_line(rendered: &str) -> String {
             message.push_str(part);
         }
     }
-    let command = command.unwrap_or_else(|| "numakit".to_string());
+    let command = command.unwrap_or_else(|| called.to_string());
     format!("{message} (see '{command} --help')")
+}
+
+/// The (sub)command a command line calls, e.g. `numakit cluster join`:
+/// every argument that names a subcommand of the one before it.
+pub fn command_called(root: &clap::Command, args: impl IntoIterator<Item = String>) -> String {
+    let mut path = vec![root.get_name().to_string()];
+    let mut current = root;
+    for arg in args {
+        if let Some(sub) = current.find_subcommand(&arg) {
+            path.push(sub.get_name().to_string());
+            current = sub;
+        }
+    }
+    path.join(" ")
 }
 
 /// `numakit join` from `numakit join --left <FILE>`.
@@ -132,19 +147,30 @@ mod tests {
     fn clap_errors_become_one_line_naming_the_command() {
         let rendered = "error: unexpected argument '--lft' found\n\n  tip: a similar argument exists: '--left'\n\nUsage: numakit join --left <FILE>\n\nFor more information, try '--help'.\n";
         assert_eq!(
-            clap_error_line(rendered),
+            clap_error_line(rendered, "numakit"),
             "unexpected argument '--lft' found; tip: a similar argument exists: '--left' (see 'numakit join --help')"
         );
         let missing = "error: the following required arguments were not provided:\n  --right <FILE>\n\nUsage: numakit join --left <FILE> --right <FILE>\n";
         assert_eq!(
-            clap_error_line(missing),
+            clap_error_line(missing, "numakit"),
             "the following required arguments were not provided: --right <FILE> (see 'numakit join --help')"
         );
         let bare = "error: invalid value 'x' for '--threads <N>': invalid digit\n\nFor more information, try '--help'.\n";
         assert_eq!(
-            clap_error_line(bare),
-            "invalid value 'x' for '--threads <N>': invalid digit (see 'numakit --help')"
+            clap_error_line(bare, "numakit join"),
+            "invalid value 'x' for '--threads <N>': invalid digit (see 'numakit join --help')"
         );
+        let cli = <crate::args::Cli as clap::CommandFactory>::command();
+        let words = |line: &str| {
+            line.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            command_called(&cli, words("--placement off cluster join --order x")),
+            "numakit cluster join"
+        );
+        assert_eq!(command_called(&cli, words("--threads x")), "numakit");
     }
 
     #[test]

@@ -44,9 +44,10 @@ pub struct ClusterJoinArgs {
         value_name = "ADDRS",
         group = "peers",
         conflicts_with = "local",
+        value_delimiter = ',',
         hide = true
     )]
-    pub addresses: Option<String>,
+    pub addresses: Option<Vec<String>>,
 
     /// This process's index in the hostfile (default: SLURM_PROCID,
     /// OMPI_COMM_WORLD_RANK or PMI_RANK).
@@ -67,16 +68,23 @@ pub struct ClusterJoinArgs {
     #[arg(long = "right-rows", alias = "rows-s", default_value = "4M", value_name = "N", value_parser = crate::common::parse::count)]
     pub rows_s: u64,
 
-    /// Generated keys: foreign-key (R a primary key 1..=|R|, each S row
-    /// matching one R row), zipf (R the same, S's keys Zipf-skewed over
-    /// R's, see --zipf), uniform (both uniform over 1..=|R|), dense (R
-    /// 1..=|R| and S 1..=|S|, each once).
-    #[arg(long, default_value = "foreign-key", value_name = "DIST")]
-    pub keys: String,
+    /// Generated R's keys, as in `join`: dense (a primary key), uniform:MAX,
+    /// zipf:S\[:DISTINCT\], sequential, fk:N.
+    #[arg(long, default_value = "dense", value_name = "DIST")]
+    pub left_keys: String,
 
-    /// Exponent of --keys zipf.
-    #[arg(long, default_value_t = 1.0, value_name = "S")]
-    pub zipf: f64,
+    /// Generated S's keys (default fk over R's rows: every S row matches
+    /// one R row). A zipf's DISTINCT defaults to S's rows, as in `join`.
+    #[arg(long, value_name = "DIST")]
+    pub right_keys: Option<String>,
+
+    /// The old spelling of the key distributions, kept only to say so.
+    #[arg(long = "keys", hide = true, value_name = "DIST")]
+    pub keys_renamed: Option<String>,
+
+    /// The old spelling of a zipf exponent, kept only to say so.
+    #[arg(long = "zipf", hide = true, value_name = "S")]
+    pub zipf_renamed: Option<String>,
 
     /// Seed of the generated data (S uses SEED + 1).
     #[arg(long, default_value_t = 42, value_name = "N")]
@@ -107,8 +115,13 @@ pub struct ClusterJoinArgs {
 
     /// Send order: ring (phase k sends to (i+k) mod P) or all-at-once; a
     /// comma-separated list runs each in turn and compares them.
-    #[arg(long, default_value = "ring", value_name = "ORDER")]
-    pub order: String,
+    #[arg(
+        long,
+        default_value = "ring",
+        value_delimiter = ',',
+        value_name = "ORDER"
+    )]
+    pub order: Vec<numakit_cluster::schedule::SendOrder>,
 
     /// What the sink gets: count, sum (count and a checksum of every row,
     /// aggregated on the fly), sample:N (the N smallest rows too), or

@@ -22,7 +22,7 @@ use numakit_placement::PlacementMode;
 use serde::Serialize;
 
 use crate::commands::cluster::args::ClusterJoinArgs;
-use crate::commands::cluster::plan::{check_memory, orders, plan, threads_per_process};
+use crate::commands::cluster::plan::{check_memory, plan, threads_per_process};
 use crate::commands::cluster::report::{render_sink, ProcessOutput, SinkOutput};
 use crate::commands::cluster::sys::die_with_parent;
 use crate::common::files::write_whole;
@@ -65,7 +65,7 @@ pub fn run(
     plan(args)?;
     // The processes share this machine: together they hold everything.
     check_memory(args, 1)?;
-    let orders = crate::common::usage::arguments(orders(&args.order))?;
+    let orders = args.order.clone();
     let counts: Vec<usize> = if args.sweep {
         (1..=processes).collect()
     } else {
@@ -269,8 +269,7 @@ fn child_args(
         format!("--process={i}"),
         format!("--left-rows={}", args.rows_r),
         format!("--right-rows={}", args.rows_s),
-        format!("--keys={}", args.keys),
-        format!("--zipf={}", args.zipf),
+        format!("--left-keys={}", args.left_keys),
         format!("--seed={}", args.seed),
         format!("--key={}", args.key),
         format!("--predicate={}", args.predicate),
@@ -291,8 +290,15 @@ fn child_args(
         ("--right", args.right.clone()),
         ("--payload", args.payload.clone()),
         ("--sink", args.sink.clone()),
-        ("--nodes", args.pool.nodes.as_ref().map(|n| n.to_list_string())),
-        ("--cpus", args.pool.cpus.as_ref().map(|c| c.to_list_string())),
+        ("--right-keys", args.right_keys.clone()),
+        (
+            "--nodes",
+            args.pool.nodes.as_ref().map(|n| n.to_list_string()),
+        ),
+        (
+            "--cpus",
+            args.pool.cpus.as_ref().map(|c| c.to_list_string()),
+        ),
         (
             "--fail-part-write",
             args.fail_part_write.map(|i| i.to_string()),

@@ -33,9 +33,7 @@ use numakit_pool::Pool;
 
 use crate::commands::cluster::args::{ClusterCommand, ClusterJoinArgs};
 use crate::commands::cluster::report::{render_process, render_sink, ProcessOutput, SinkOutput};
-use crate::commands::ops::common::{
-    check_verify_size, read_columns, relation_of,
-};
+use crate::commands::ops::common::{check_verify_size, read_columns, relation_of};
 use crate::common::output;
 use plan::{check_memory, plan, Plan};
 use result_dir::ResultDir;
@@ -55,7 +53,7 @@ fn join(args: &ClusterJoinArgs, mode: PlacementMode, json: bool, quiet: bool) ->
         return crate::commands::cluster::local::run(args, p, mode, json, quiet);
     }
     let addresses = match (&args.addresses, &args.hostfile) {
-        (Some(list), _) => list.split(',').map(|a| a.trim().to_string()).collect(),
+        (Some(list), _) => list.clone(),
         (None, Some(hostfile)) => launch::read_hostfile(hostfile, args.port)?,
         (None, None) => crate::usage_bail!("where are the processes? Pass --local P (P processes on this machine) or --hostfile FILE (see --help)"),
     };
@@ -97,11 +95,11 @@ pub struct Ended {
 /// refuse each other at connection time.
 fn data_fingerprint(args: &ClusterJoinArgs) -> u64 {
     let text = format!(
-        "{}|{}|{}|{}|{}|{:?}|{:?}|{}|{:?}",
+        "{}|{}|{}|{:?}|{}|{:?}|{:?}|{}|{:?}",
         args.rows_r,
         args.rows_s,
-        args.keys,
-        args.zipf,
+        args.left_keys,
+        args.right_keys,
         args.seed,
         args.left,
         args.right,

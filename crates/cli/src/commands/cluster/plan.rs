@@ -5,9 +5,10 @@
 //! fits the memory limit. Every error here is one of the command line.
 
 use crate::commands::cluster::args::ClusterJoinArgs;
+use crate::common::parse::key_dist;
 use anyhow::{bail, ensure, Result};
-use numakit_cluster::{JoinSpec, Output, Predicate, SendOrder, Side};
-use numakit_ops::datagen::{GenSpec, KeyDist};
+use numakit_cluster::{JoinSpec, Output, Predicate, Side};
+use numakit_ops::datagen::GenSpec;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,7 +61,10 @@ const MAX_BUCKETS: u32 = 1 << 20;
 
 fn plan_of(args: &ClusterJoinArgs) -> Result<Plan> {
     let predicate = Predicate::parse(&args.predicate).map_err(anyhow::Error::msg)?;
-    let order = orders(&args.order)?[0];
+    let order = *args
+        .order
+        .first()
+        .ok_or_else(|| crate::usage_error!("--order names no order"))?;
     let (output, files_dir) = sink_of(args.sink.as_deref(), predicate)?;
     let (left_spec, right_spec) = generated_specs(args)?;
     let broadcast = match args.broadcast.as_str() {
@@ -100,16 +104,6 @@ fn plan_of(args: &ClusterJoinArgs) -> Result<Plan> {
     })
 }
 
-/// Parses a comma-separated list of send orders.
-pub fn orders(text: &str) -> Result<Vec<SendOrder>> {
-    let list = text
-        .split(',')
-        .map(|s| s.trim().parse::<SendOrder>().map_err(anyhow::Error::msg))
-        .collect::<Result<Vec<_>>>()?;
-    ensure!(!list.is_empty(), "--order names no order");
-    Ok(list)
-}
-
 fn sink_of(text: Option<&str>, predicate: Predicate) -> Result<(Output, Option<PathBuf>)> {
     let text = text.unwrap_or(if predicate == Predicate::Less {
         "count"
@@ -132,32 +126,17 @@ fn sink_of(text: Option<&str>, predicate: Predicate) -> Result<(Output, Option<P
 }
 
 fn generated_specs(args: &ClusterJoinArgs) -> Result<(GenSpec, GenSpec)> {
-    let (r, s) = (args.rows_r, args.rows_s);
-    let (lk, rk) = match args.keys.as_str() {
-        "foreign-key" | "fk" => (
-            KeyDist::Dense,
-            KeyDist::ForeignKey {
-                build_rows: r.max(1),
-            },
-        ),
-        "zipf" => (
-            KeyDist::Dense,
-            KeyDist::Zipf {
-                distinct: r.max(1),
-                exponent: args.zipf,
-            },
-        ),
-        "uniform" => (
-            KeyDist::Uniform { max: r.max(1) },
-            KeyDist::Uniform { max: r.max(1) },
-        ),
-        "dense" => (KeyDist::Dense, KeyDist::Dense),
-        other => bail!("unknown --keys `{other}` (foreign-key, zipf, uniform, dense)"),
-    };
-    ensure!(
-        args.zipf >= 0.0 && args.zipf.is_finite(),
-        "--zipf must be a finite number >= 0"
+    crate::usage_ensure!(
+        args.keys_renamed.is_none() && args.zipf_renamed.is_none(),
+        "cluster join's --keys and --zipf are now --left-keys and --right-keys, as in `numakit join` (e.g. --right-keys zipf:1.2)"
     );
+    let (r, s) = (args.rows_r, args.rows_s);
+    let right_keys = args
+        .right_keys
+        .clone()
+        .unwrap_or_else(|| format!("fk:{}", r.max(1)));
+    let lk = key_dist(&args.left_keys, r)?;
+    let rk = key_dist(&right_keys, s)?;
     let left = GenSpec {
         rows: r,
         keys: lk,

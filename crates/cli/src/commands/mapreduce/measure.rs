@@ -6,6 +6,7 @@
 use crate::commands::mapreduce::args::MrCommon;
 use crate::common::files::write_whole;
 use crate::common::output;
+use crate::common::progress::Spinner;
 use crate::render::format::{bytes, median, table, Spread};
 use anyhow::{bail, Context, Result};
 use numakit_mapreduce::{JobStats, NodeTasks, PhaseSeconds, Runtime};
@@ -70,12 +71,19 @@ pub fn measure(
     pool: &Pool,
     c: &MrCommon,
     input_bytes: usize,
+    spinner: &Spinner,
     mut once: impl FnMut(&Runtime) -> Result<Outcome>,
 ) -> Result<AppReport> {
     let rt = Runtime::new(pool);
     let mut times = Vec::with_capacity(c.reps);
     let mut outcomes = Vec::with_capacity(c.reps);
-    for _ in 0..c.reps {
+    for rep in 0..c.reps {
+        spinner.set_prefix(format!(
+            "{app} on {} threads, repetition {}/{}",
+            pool.workers(),
+            rep + 1,
+            c.reps
+        ));
         let outcome = once(&rt)?;
         times.push(outcome.seconds);
         outcomes.push(outcome);

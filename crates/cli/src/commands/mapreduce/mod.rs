@@ -11,6 +11,7 @@ pub mod measure;
 pub mod numeric;
 pub mod results;
 
+use crate::common::progress::Spinner;
 use anyhow::{bail, Context, Result};
 use numakit_mapreduce::{Input, InputMode, JobOptions, Runtime};
 use numakit_mapreduce_apps::{histogram, linear_regression, string_match, word_count};
@@ -70,15 +71,18 @@ fn text_app(
         return Ok(());
     }
     let threads = sweep_threads(c)?;
+    let spinner = Spinner::new(quiet || json_out);
     let mut reports = Vec::new();
     for t in threads {
         let pool = build_pool(c, t, mode)?;
+        spinner.set_prefix(format!("{app}: loading the input"));
         let mut input = load(&pool, app, c, size)?;
-        let report = measure(app, &pool, c, input.len(), |rt| {
+        let report = measure(app, &pool, c, input.len(), &spinner, |rt| {
             one_run(app, rt, &mut input, a, c)
         })?;
         reports.push(report);
     }
+    spinner.finish();
     finish(&reports, c, json_out, a.top)
 }
 

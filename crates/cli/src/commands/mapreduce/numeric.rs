@@ -4,6 +4,7 @@
 //! matrices, and k-means the same iterations), or on files in their raw
 //! 32-bit integer formats.
 
+use crate::common::progress::Spinner;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -44,13 +45,15 @@ pub fn run(app: &MapReduceApp, mode: PlacementMode, json_out: bool, quiet: bool)
         }
         return Ok(());
     }
+    let spinner = Spinner::new(quiet || json_out);
     let mut reports = Vec::new();
     for t in sweep_threads(c)? {
         let pool = build_pool(c, t, mode)?;
-        reports.push(measure(name, &pool, c, data.bytes(), |rt| {
+        reports.push(measure(name, &pool, c, data.bytes(), &spinner, |rt| {
             once(rt, &data, c.verify, c.output.is_some())
         })?);
     }
+    spinner.finish();
     finish(&reports, c, json_out, 10)
 }
 

@@ -13,11 +13,12 @@ use serde::Serialize;
 
 use crate::commands::ops::args::AggregateArgs;
 use crate::commands::ops::common::{
-    build_pool, check_verify_size, column_list, generated, key_dist, median_phases,
-    throughput_header, write_table, Throughput,
+    build_pool, check_verify_size, generated, median_phases, throughput_header, write_table,
+    Throughput,
 };
 use crate::commands::ops::tables;
 use crate::common::output;
+use crate::common::parse::key_dist;
 use crate::common::progress::Spinner;
 use crate::render::format::table;
 
@@ -50,9 +51,9 @@ pub struct AggregateReport {
     pub sweep: Vec<(u64, AggMethod, f64)>,
 }
 
-fn methods(spec: &str) -> Result<Vec<AggMethod>> {
+fn methods(names: &[String]) -> Result<Vec<AggMethod>> {
     let mut list = Vec::new();
-    for name in column_list(spec) {
+    for name in names {
         if name == "all" {
             list.extend(AggMethod::ALL);
         } else {

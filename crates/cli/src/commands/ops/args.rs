@@ -56,28 +56,33 @@ pub struct JoinArgs {
 
     /// Key column(s) of both files, comma separated (several columns are
     /// joined as one composite key).
-    #[arg(long, default_value = "key", value_name = "COLS")]
-    pub key: String,
+    #[arg(
+        long,
+        default_value = "key",
+        value_delimiter = ',',
+        value_name = "COLS"
+    )]
+    pub key: Vec<String>,
 
     /// Key column(s) of the left file when they differ from --key.
-    #[arg(long, value_name = "COLS")]
-    pub left_key: Option<String>,
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub left_key: Option<Vec<String>>,
 
     /// Key column(s) of the right file when they differ from --key.
-    #[arg(long, value_name = "COLS")]
-    pub right_key: Option<String>,
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub right_key: Option<Vec<String>>,
 
     /// The left file's columns in the result, comma separated (default:
     /// all, the key once under its left name); gathered by row after the
     /// join, not moved by it.
-    #[arg(long, value_name = "COLS", requires = "left")]
-    pub left_columns: Option<String>,
+    #[arg(long, value_delimiter = ',', value_name = "COLS", requires = "left")]
+    pub left_columns: Option<Vec<String>>,
 
     /// The right file's columns in the result (default: all but the key;
     /// inner and left joins). A name the left side already uses gets
     /// --suffix.
-    #[arg(long, value_name = "COLS", requires = "right")]
-    pub right_columns: Option<String>,
+    #[arg(long, value_delimiter = ',', value_name = "COLS", requires = "right")]
+    pub right_columns: Option<Vec<String>>,
 
     /// Appended to the name of a right column that clashes with a left one.
     #[arg(long, default_value = "_right", value_name = "TEXT")]
@@ -103,8 +108,13 @@ pub struct JoinArgs {
 
     /// Algorithms, comma separated: npo (no partitioning), pro, cprl (radix
     /// joins), mpsm (sort-merge), all, or auto (numakit's pick).
-    #[arg(long, default_value = "auto", value_name = "LIST")]
-    pub algorithm: String,
+    #[arg(
+        long,
+        default_value = "auto",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub algorithm: Vec<String>,
 
     /// inner, left (outer), semi or anti.
     #[arg(long, default_value = "inner", value_name = "KIND")]
@@ -130,15 +140,20 @@ pub struct AggregateArgs {
     /// Group-by key column(s) of a file, comma separated: any common type
     /// (integers, decimals, floats, strings, dates, timestamps, booleans);
     /// null keys form one group.
-    #[arg(long, default_value = "key", value_name = "COLS")]
-    pub key: String,
+    #[arg(
+        long,
+        default_value = "key",
+        value_delimiter = ',',
+        value_name = "COLS"
+    )]
+    pub key: Vec<String>,
 
     /// Aggregates, comma separated: `count` (rows) or FUNC:COL with FUNC
     /// one of count, sum, min, max, avg, e.g.
     /// `count,sum:l_quantity,avg:l_extendedprice,min:l_shipdate`. Result
     /// columns: the keys, then `count` and FUNC_COL.
-    #[arg(long, value_name = "LIST")]
-    pub agg: Option<String>,
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::common::parse::aggregate)]
+    pub agg: Option<Vec<numakit_frame::aggregate::Aggregate>>,
 
     /// Shorthand for --agg count,sum:COL,min:COL,max:COL,avg:COL (the
     /// default with --input when --agg is not given is --value value).
@@ -161,8 +176,13 @@ pub struct AggregateArgs {
     /// §4.3), local (per-worker tables merged at the end), partitioned
     /// (cache-sized partitions one at a time), auto (numakit's pick from a
     /// HyperLogLog estimate of the groups and the cache size), or all.
-    #[arg(long, default_value = "auto", value_name = "LIST")]
-    pub method: String,
+    #[arg(
+        long,
+        default_value = "auto",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub method: Vec<String>,
 
     /// Read the file whole before grouping (the operator's time then
     /// excludes reading). By default a group-by of a file runs while the
@@ -187,8 +207,13 @@ pub struct SortArgs {
     /// The sort key column(s), comma separated, each optionally `:desc` or
     /// `:asc` (e.g. `l_shipdate,l_orderkey:desc`). Strings sort by their
     /// bytes, floats with NaN after every number.
-    #[arg(long, default_value = "key", value_name = "COLS")]
-    pub key: String,
+    #[arg(
+        long,
+        default_value = "key",
+        value_delimiter = ',',
+        value_name = "COLS"
+    )]
+    pub key: Vec<String>,
 
     /// Sort every key column in descending order (unless it says `:asc`).
     #[arg(long)]
@@ -199,8 +224,8 @@ pub struct SortArgs {
     pub nulls: String,
 
     /// The columns of a file's result, comma separated (default: all).
-    #[arg(long, value_name = "COLS")]
-    pub columns: Option<String>,
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub columns: Option<Vec<String>>,
 
     /// One column carried along with the key (the same as --columns
     /// KEY,COL).

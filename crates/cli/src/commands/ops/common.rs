@@ -53,19 +53,6 @@ pub fn generated(
     Ok(generate(pool, &GenSpec { rows, keys, seed })?)
 }
 
-/// Parses a key distribution for `rows` rows.
-pub fn key_dist(spec: &str, rows: u64) -> Result<KeyDist> {
-    KeyDist::parse(spec, rows).map_err(crate::common::usage::invalid)
-}
-
-/// Comma-separated column names.
-pub fn column_list(spec: &str) -> Vec<String> {
-    spec.split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
 /// Reads the named columns of a file (format from the extension).
 pub fn read_columns(path: &Path, columns: &[String]) -> Result<Table> {
     crate::usage_ensure!(

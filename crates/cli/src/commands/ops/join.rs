@@ -13,11 +13,11 @@ use serde::Serialize;
 
 use crate::commands::ops::args::JoinArgs;
 use crate::commands::ops::common::{
-    build_pool, check_verify_size, column_list, generated, key_dist, median_phases,
-    throughput_header, Throughput,
+    build_pool, check_verify_size, generated, median_phases, throughput_header, Throughput,
 };
 use crate::commands::ops::tables;
 use crate::common::output;
+use crate::common::parse::key_dist;
 use crate::common::progress::Spinner;
 use crate::render::format::table;
 
@@ -52,13 +52,13 @@ pub struct JoinReport {
 }
 
 fn algorithms(
-    spec: &str,
+    names: &[String],
     pool: &Pool,
     rows: (usize, usize),
 ) -> Result<(Vec<JoinAlgorithm>, Option<String>)> {
     let mut list = Vec::new();
     let mut reason = None;
-    for name in column_list(spec) {
+    for name in names {
         match name.as_str() {
             "all" => list.extend(JoinAlgorithm::ALL),
             "auto" => {

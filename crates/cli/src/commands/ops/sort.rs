@@ -18,11 +18,12 @@ use serde::Serialize;
 
 use crate::commands::ops::args::SortArgs;
 use crate::commands::ops::common::{
-    build_pool, check_verify_size, generated, key_dist, median_phases, throughput_header,
-    write_table, Throughput,
+    build_pool, check_verify_size, generated, median_phases, throughput_header, write_table,
+    Throughput,
 };
 use crate::commands::ops::tables;
 use crate::common::output;
+use crate::common::parse::key_dist;
 use crate::common::progress::Spinner;
 use crate::render::format::table;
 

@@ -195,17 +195,23 @@ pub struct StrategyArgs {
     pub build_rows: u64,
 
     /// Workloads, comma separated: scan, aggregate, join.
-    #[arg(long, default_value = "scan,aggregate,join", value_name = "LIST")]
-    pub workloads: String,
+    #[arg(
+        long,
+        default_value = "scan,aggregate,join",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub workloads: Vec<numakit_probe::strategies::Workload>,
 
     /// Strategies, comma separated: default, aligned, 1-ahead, interleave
     /// (default is always run: the others are normalized to it).
     #[arg(
         long,
         default_value = "default,aligned,1-ahead,interleave",
+        value_delimiter = ',',
         value_name = "LIST"
     )]
-    pub strategies: String,
+    pub strategies: Vec<numakit_probe::strategies::Strategy>,
 
     /// Timed repetitions (the median is reported), after one untimed.
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::common::parse::reps)]

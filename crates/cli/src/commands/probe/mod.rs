@@ -12,7 +12,7 @@ use anyhow::{ensure, Context, Result};
 use numakit_placement::{PlacementMode, Placer};
 use numakit_probe::chase::ChaseOrder;
 use numakit_probe::kiefer::{self, Experiment, KieferOptions};
-use numakit_probe::strategies::{self, Sizes, Strategy, StrategyOptions, Workload};
+use numakit_probe::strategies::{self, Sizes, Strategy, StrategyOptions};
 use numakit_probe::{describe, matrix, MatrixOptions, MatrixReport};
 use numakit_topology::{IdSet, Topology};
 
@@ -202,17 +202,6 @@ fn experiments(
     Ok(())
 }
 
-fn list<T: std::str::FromStr<Err = String>>(text: &str, what: &str) -> Result<Vec<T>> {
-    let items = text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<T>().map_err(crate::common::usage::invalid))
-        .collect::<Result<Vec<T>>>()?;
-    crate::usage_ensure!(!items.is_empty(), "--{what} names nothing");
-    Ok(items)
-}
-
 fn compare_strategies(
     placer: &Placer,
     args: &StrategyArgs,
@@ -220,7 +209,7 @@ fn compare_strategies(
     json: bool,
     spinner: &Spinner,
 ) -> Result<()> {
-    let mut strategies: Vec<Strategy> = list(&args.strategies, "strategies")?;
+    let mut strategies: Vec<Strategy> = args.strategies.clone();
     if !strategies.contains(&Strategy::Default) {
         strategies.insert(0, Strategy::Default);
     }
@@ -235,7 +224,7 @@ fn compare_strategies(
             groups: args.groups,
             build_rows: args.build_rows,
         },
-        workloads: list::<Workload>(&args.workloads, "workloads")?,
+        workloads: args.workloads.clone(),
         strategies,
         reps: args.reps,
         mode,

@@ -49,8 +49,6 @@ pub fn args(rows: u64) -> Result<ClusterJoinArgs> {
         &r,
         "--right-rows",
         &s,
-        "--keys",
-        "foreign-key",
         "--sink",
         "sum",
         "--buckets",

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::commands::ops::args::AggregateArgs;
 use crate::commands::ops::tables::{
-    describe_load, file_input, head, names, phases_line, run_options, write_result, RunFigures,
+    describe_load, file_input, head, phases_line, run_options, write_result, RunFigures,
 };
 use crate::common::output;
 use crate::common::progress::Spinner;
@@ -29,9 +29,8 @@ struct FileAggregateReport {
     verified: bool,
 }
 
-fn method(spec: &str) -> Result<Option<AggMethod>> {
-    let list = names(spec);
-    match list.as_slice() {
+fn method(list: &[String]) -> Result<Option<AggMethod>> {
+    match list {
         [one] if one == "auto" => Ok(None),
         [one] if one != "all" => Ok(Some(one.parse().map_err(crate::common::usage::invalid)?)),
         _ => crate::usage_bail!(
@@ -43,7 +42,7 @@ fn method(spec: &str) -> Result<Option<AggMethod>> {
 
 fn request(args: &AggregateArgs) -> Result<AggregateRequest> {
     let mut aggregates = match &args.agg {
-        Some(list) => Aggregate::parse_list(list).map_err(crate::common::usage::invalid)?,
+        Some(list) => list.clone(),
         None => Vec::new(),
     };
     if let Some(value) = &args.value {
@@ -57,7 +56,7 @@ fn request(args: &AggregateArgs) -> Result<AggregateRequest> {
         aggregates = Aggregate::all_of("value");
     }
     Ok(AggregateRequest {
-        keys: names(&args.key),
+        keys: args.key.clone(),
         aggregates,
         method: method(&args.method)?,
         memory_limit: crate::common::budget::limit(),

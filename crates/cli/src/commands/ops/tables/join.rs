@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::commands::ops::args::JoinArgs;
 use crate::commands::ops::tables::{
-    describe_load, file_input, finish_file, head, names, phases_line, run_options, write_options,
+    describe_load, file_input, finish_file, head, phases_line, run_options, write_options,
     RunFigures,
 };
 use crate::common::output;
@@ -34,19 +34,17 @@ struct FileJoinReport {
     verified: bool,
 }
 
-fn algorithm(spec: &str) -> Result<Option<JoinAlgorithm>> {
-    match spec {
-        "auto" => Ok(None),
-        "all" => crate::usage_bail!(
+fn algorithm(list: &[String]) -> Result<Option<JoinAlgorithm>> {
+    match list {
+        [one] if one == "auto" => Ok(None),
+        [one] if one == "all" => crate::usage_bail!(
             "--algorithm all compares the kernels on generated data; with files name one \
              algorithm (npo, pro, cprl, mpsm) or auto"
         ),
-        one if one.contains(',') => {
-            crate::usage_bail!(
-                "with files name one algorithm (npo, pro, cprl, mpsm) or auto, not a list"
-            )
-        }
-        one => Ok(Some(one.parse().map_err(crate::common::usage::invalid)?)),
+        [one] => Ok(Some(one.parse().map_err(crate::common::usage::invalid)?)),
+        _ => crate::usage_bail!(
+            "with files name one algorithm (npo, pro, cprl, mpsm) or auto, not a list"
+        ),
     }
 }
 
@@ -66,13 +64,13 @@ fn request(args: &JoinArgs) -> Result<JoinRequest> {
         (Some(other), _) => crate::usage_bail!("unknown output `{other}` (count, materialize)"),
     };
     Ok(JoinRequest {
-        left_on: names(args.left_key.as_deref().unwrap_or(&args.key)),
-        right_on: names(args.right_key.as_deref().unwrap_or(&args.key)),
+        left_on: args.left_key.clone().unwrap_or_else(|| args.key.clone()),
+        right_on: args.right_key.clone().unwrap_or_else(|| args.key.clone()),
         kind,
         algorithm: algorithm(&args.algorithm)?,
         count_only,
-        left_columns: args.left_columns.as_deref().map(names),
-        right_columns: args.right_columns.as_deref().map(names),
+        left_columns: args.left_columns.clone(),
+        right_columns: args.right_columns.clone(),
         suffix: args.suffix.clone(),
         memory_limit: crate::common::budget::limit(),
     })

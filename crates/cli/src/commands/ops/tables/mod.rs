@@ -55,14 +55,6 @@ pub fn file_input(path: &Path, threads: usize, format: Option<Format>) -> Result
     Input::file(path, &options).with_context(|| format!("reading {}", path.display()))
 }
 
-/// Comma-separated names.
-pub fn names(spec: &str) -> Vec<String> {
-    spec.split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
 /// Writes `result` to `path` (format from the extension), all or nothing.
 pub fn write_result(path: &Path, result: &Table, format: Option<Format>) -> Result<()> {
     numakit_io::write_batches(

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::commands::ops::args::SortArgs;
 use crate::commands::ops::tables::{
-    describe_load, file_input, finish_file, head, names, phases_line, run_options, write_options,
+    describe_load, file_input, finish_file, head, phases_line, run_options, write_options,
     RunFigures,
 };
 use crate::common::output;
@@ -36,8 +36,8 @@ fn sort_columns(args: &SortArgs) -> Result<Vec<SortColumn>> {
         "last" => false,
         other => crate::usage_bail!("--nulls `{other}`: say first or last"),
     };
-    names(&args.key)
-        .into_iter()
+    args.key
+        .iter()
         .map(|spec| {
             let (name, descending) = match spec.rsplit_once(':') {
                 Some((name, "desc")) => (name.to_string(), true),
@@ -59,7 +59,7 @@ fn sort_columns(args: &SortArgs) -> Result<Vec<SortColumn>> {
 fn request(args: &SortArgs) -> Result<SortRequest> {
     let by = sort_columns(args)?;
     let columns = match (&args.columns, &args.payload) {
-        (Some(list), _) => Some(names(list)),
+        (Some(list), _) => Some(list.clone()),
         (None, Some(payload)) => Some(
             by.iter()
                 .map(|c| c.name.clone())
