@@ -4,7 +4,10 @@
 //! Piece sizes can be equal or skewed (Zipf over consumers), values are
 //! 32-bit random integers stored as u64 (so a consumer's sum never wraps),
 //! and a plain sequential reference gives every consumer's expected sum.
-//! This module places and fills; it does not schedule reads.
+//! The reference is computed from the data's definition (the seed, the
+//! piece sizes, the value of each index), not from the placed buffers or
+//! their offsets, so a fault in filling or slicing them shows up as a
+//! wrong sum. This module places and fills; it does not schedule reads.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -54,6 +57,34 @@ pub struct ShuffleData {
     pub layout: Layout,
     /// One partition per producer, in worker index order.
     pub partitions: Vec<Partition>,
+    /// What the data was generated from (its reference is recomputed
+    /// from it).
+    definition: Definition,
+}
+
+/// What [`ShuffleData::generate`] was asked for.
+#[derive(Clone, Copy, Debug)]
+struct Definition {
+    elements: usize,
+    skew: Skew,
+    seed: u64,
+}
+
+/// The value at `index` of producer `producer`'s partition: 32 random bits
+/// (splitmix64 over a stream per producer), stored as u64.
+fn value(seed: u64, producer: usize, index: usize) -> u64 {
+    const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+    let stream = seed ^ (producer as u64).wrapping_mul(GOLDEN);
+    let mut z = stream.wrapping_add((index as u64 + 1).wrapping_mul(GOLDEN));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) >> 32
+}
+
+/// Values in producer `producer`'s partition when `elements` are spread
+/// over `producers`.
+fn partition_len(elements: usize, producers: usize, producer: usize) -> usize {
+    elements / producers + usize::from(producer < elements % producers)
 }
 
 /// The layout of a pool: its nodes as sockets, workers per node as P.
@@ -102,7 +133,7 @@ impl ShuffleData {
         let contexts = pool.worker_contexts();
         let mut partitions = Vec::with_capacity(n);
         for (p, ctx) in contexts.iter().enumerate() {
-            let len = elements / n + usize::from(p < elements % n);
+            let len = partition_len(elements, n, p);
             let mut options = BufferOptions::new(Placement::OnNode(ctx.node));
             options.prefault = false;
             let buffer = NodeBuffer::with_options(pool.placer(), len, options)?;
@@ -120,20 +151,23 @@ impl ShuffleData {
             let mut part = partitions[ctx.index]
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            let mut rng = seed ^ (ctx.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            for v in part.buffer.iter_mut() {
-                rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = rng;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                *v = (z ^ (z >> 31)) >> 32;
+            for (i, v) in part.buffer.iter_mut().enumerate() {
+                *v = value(seed, ctx.index, i);
             }
         })?;
         let partitions = partitions
             .into_iter()
             .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
             .collect();
-        Ok(Self { layout, partitions })
+        Ok(Self {
+            layout,
+            partitions,
+            definition: Definition {
+                elements,
+                skew,
+                seed,
+            },
+        })
     }
 
     /// Consumer `consumer`'s piece of producer `producer`'s partition.
@@ -157,16 +191,29 @@ impl ShuffleData {
             .sum()
     }
 
-    /// The plain sequential reference: (sum, count) per consumer.
+    /// The plain sequential reference: (sum, count) per consumer,
+    /// recomputed from the data's definition (never read from the placed
+    /// buffers or cut by their offsets).
     pub fn reference(&self) -> Vec<(u64, u64)> {
-        (0..self.partitions.len())
-            .map(|c| {
-                (0..self.partitions.len()).fold((0u64, 0u64), |(s, n), p| {
-                    let piece = self.piece(p, c);
-                    (s + piece.iter().sum::<u64>(), n + piece.len() as u64)
-                })
-            })
-            .collect()
+        let Definition {
+            elements,
+            skew,
+            seed,
+        } = self.definition;
+        let n = self.partitions.len();
+        let mut expected = vec![(0u64, 0u64); n];
+        for producer in 0..n {
+            let len = partition_len(elements, n, producer);
+            let mut index = 0;
+            for (consumer, size) in piece_sizes(len, n, skew).into_iter().enumerate() {
+                for i in index..index + size {
+                    expected[consumer].0 += value(seed, producer, i);
+                }
+                expected[consumer].1 += size as u64;
+                index += size;
+            }
+        }
+        expected
     }
 
     /// (expected node, pages there, resident pages) per partition.
@@ -197,6 +244,16 @@ mod tests {
         assert!(z[0] > z[7] * 10);
         assert_eq!(piece_sizes(0, 4, Skew::Zipf(1.0)), vec![0; 4]);
         assert_eq!(piece_sizes(2, 5, Skew::Uniform).iter().sum::<usize>(), 2);
+    }
+
+    #[test]
+    fn values_are_32_bit_and_differ_by_producer_and_index() {
+        assert!((0..1000).all(|i| value(7, 0, i) < 1 << 32));
+        assert_ne!(value(7, 0, 0), value(7, 1, 0));
+        assert_ne!(value(7, 0, 0), value(7, 0, 1));
+        assert_ne!(value(7, 0, 0), value(8, 0, 0));
+        assert_eq!(partition_len(10, 3, 0), 4);
+        assert_eq!(partition_len(10, 3, 2), 3);
     }
 
     #[test]

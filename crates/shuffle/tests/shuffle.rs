@@ -159,3 +159,24 @@ mod random_sizes {
         }
     }
 }
+
+/// The reference comes from the data's definition, not from the buffers
+/// the shuffle reads: a piece cut in the wrong place, or a value changed
+/// after generation, is caught.
+#[test]
+fn the_reference_catches_a_wrong_cut_and_a_changed_value() {
+    let pool = described_pool(2, 2);
+    let ring = ShuffleOptions::new(Strategy::Ring, SyncMode::Tight);
+
+    let mut cut = ShuffleData::generate(&pool, 1000, Skew::Uniform, 7).unwrap();
+    let reference = cut.reference();
+    cut.partitions[0].offsets[1] += 1;
+    let run = shuffle(&pool, &cut, &ring).unwrap();
+    assert!(run.verify(&reference).is_err(), "a moved cut went unseen");
+    assert_eq!(cut.reference(), reference, "the reference read the offsets");
+
+    let mut changed = ShuffleData::generate(&pool, 1000, Skew::Uniform, 7).unwrap();
+    changed.partitions[1].buffer[3] ^= 1;
+    let run = shuffle(&pool, &changed, &ring).unwrap();
+    assert!(run.verify(&changed.reference()).is_err(), "a changed value went unseen");
+}
