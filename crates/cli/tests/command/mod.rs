@@ -19,6 +19,16 @@ pub(crate) fn numakit(args: &[&str]) -> Output {
         .expect("numakit should start")
 }
 
+/// Runs `numakit` with `args` in the directory `dir` (where relative
+/// paths of its files land).
+pub(crate) fn numakit_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numakit"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("numakit should start")
+}
+
 /// Runs `numakit` with `args`, which must succeed, and parses its stdout.
 pub(crate) fn json_of(args: &[&str]) -> Value {
     let out = numakit(args);
