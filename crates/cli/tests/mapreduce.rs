@@ -183,9 +183,15 @@ fn a_sweep_reports_every_thread_count() {
     let sweep = r["sweep"].as_array().expect("a sweep");
     assert_eq!(sweep[0]["threads"].as_u64(), Some(1));
     for s in sweep {
-        for phase in ["split", "map", "reduce", "merge"] {
-            assert!(s["phases"][phase].as_f64().unwrap() >= 0.0);
-        }
+        let phases: Vec<f64> = ["split", "map", "reduce", "merge"]
+            .iter()
+            .map(|phase| s["phases"][phase].as_f64().expect("a phase's seconds"))
+            .collect();
+        assert!(phases.iter().all(|p| p.is_finite() && *p >= 0.0), "{s}");
+        assert!(phases[1] > 0.0, "the map phase took no time: {s}");
+        let job = s["seconds"]["max"].as_f64().expect("the job's seconds");
+        let sum: f64 = phases.iter().sum();
+        assert!(sum <= job * 1.01 + 1e-3, "phases {sum} s exceed the job's {job} s: {s}");
     }
 }
 

@@ -9,6 +9,8 @@ use serde::Serialize;
 
 /// Told when each phase of an operator starts.
 pub trait Progress: Sync {
+    /// Phase `name` (such as "build" or "probe") starts; called from the
+    /// thread that runs the operator, before the phase's work.
     fn phase(&self, name: &str);
 }
 
@@ -22,7 +24,10 @@ impl Progress for Silent {
 /// The duration of one phase.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PhaseTime {
+    /// The phase's name, as given to [`Progress::phase`].
     pub name: String,
+    /// Wall-clock time from the phase's start to the next one's (or the
+    /// end), in seconds.
     pub seconds: f64,
 }
 
@@ -34,6 +39,7 @@ pub struct PhaseTimer<'a> {
 }
 
 impl<'a> PhaseTimer<'a> {
+    /// A timer with no phase running that tells `progress` of each start.
     pub fn new(progress: &'a dyn Progress) -> Self {
         Self {
             progress,
@@ -89,11 +95,13 @@ mod tests {
         let seen = Record(Mutex::new(Vec::new()));
         let mut t = PhaseTimer::new(&seen);
         t.start("build");
+        std::thread::sleep(std::time::Duration::from_millis(2));
         t.start("probe");
         let phases = t.finish();
         let names: Vec<_> = phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["build", "probe"]);
         assert_eq!(*seen.0.lock().unwrap(), ["build", "probe"]);
-        assert!(total_seconds(&phases) >= 0.0);
+        assert!(phases[0].seconds >= 0.002, "{:?}", phases[0]);
+        assert_eq!(total_seconds(&phases), phases[0].seconds + phases[1].seconds);
     }
 }
