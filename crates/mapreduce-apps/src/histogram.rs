@@ -27,24 +27,43 @@ const HEADER: usize = 54;
 /// Why a file is not a BMP this app reads.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BmpError {
+    /// The file does not start with the signature "BM".
     #[error("not a BMP file (it does not start with \"BM\")")]
     NotBmp,
+    /// The file is shorter than the 54-byte header; the file's length.
     #[error("BMP header cut short: {0} bytes, the header needs 54")]
     ShortHeader(usize),
+    /// Not an uncompressed 24-bit BMP.
     #[error("only uncompressed 24-bit BMPs are supported; this one has {bits} bits per pixel, compression {compression}")]
-    Unsupported { bits: u16, compression: u32 },
+    Unsupported {
+        /// Bits per pixel the header declares (only 24 is read).
+        bits: u16,
+        /// The header's compression method (only 0, none, is read).
+        compression: u32,
+    },
+    /// The pixel data would start inside the header, or the width is
+    /// negative.
     #[error("bad BMP header: pixel data offset {offset} overlaps the 54-byte header, or the width {width} is negative (height {height})")]
     BadHeader {
+        /// Byte offset of the pixel data, as the header gives it.
         offset: usize,
+        /// Width in pixels, as the header gives it (signed).
         width: i32,
+        /// Height in pixels, as the header gives it (negative: top-down).
         height: i32,
     },
+    /// The file ends before the pixel rows the header announces.
     #[error("truncated BMP: {width} x {height} pixels need {needed} bytes of pixel data from offset {offset}, the file has {available}")]
     Truncated {
+        /// Width in pixels.
         width: u32,
+        /// Height in pixels (top-down or not).
         height: u32,
+        /// Byte offset of the pixel data.
         offset: usize,
+        /// Bytes of pixel data the rows take, padding included.
         needed: usize,
+        /// Bytes the file has from `offset` on.
         available: usize,
     },
 }
@@ -52,8 +71,12 @@ pub enum BmpError {
 /// Where a BMP's pixels are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BmpLayout {
+    /// Byte offset of the first pixel row in the file (at least 54).
     pub offset: usize,
+    /// Pixels per row.
     pub width: u32,
+    /// Rows (whether stored top-down or bottom-up; the histogram does not
+    /// care).
     pub height: u32,
     /// Bytes per row, padding included.
     pub row_bytes: usize,
@@ -110,6 +133,8 @@ pub fn layout(file: &[u8]) -> Result<BmpLayout, BmpError> {
 
 /// The job over the pixel rows.
 pub struct Histogram {
+    /// Where the pixels are: the job reads `height` rows of `row_bytes`
+    /// bytes, the first `3 * width` of each.
     pub layout: BmpLayout,
 }
 
@@ -153,7 +178,10 @@ impl<'a> Job<'a> for Histogram {
 /// The 768 bins (blue, green, red) and what the run measured.
 #[derive(Debug)]
 pub struct Histograms {
+    /// [`BINS`] pixel counts: bin `v` for blue value v, `256 + v` for
+    /// green, `512 + v` for red.
     pub bins: Vec<u64>,
+    /// Phase times and task counts of the run.
     pub stats: JobStats,
 }
 

@@ -59,13 +59,20 @@ impl<'a> Job<'a> for LinearRegression {
 /// The fitted line and the sums it comes from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fit {
+    /// Points: whole byte pairs of the input.
     pub n: u64,
     /// SX, SY, SXX, SYY, SXY as the original prints them (signed).
     pub sums: [i64; SUMS],
+    /// Intercept of the line y = a + b x (NaN without points).
     pub a: f64,
+    /// Slope of the line (NaN or infinite when every x is equal).
     pub b: f64,
+    /// Mean of the x values.
     pub xbar: f64,
+    /// Mean of the y values.
     pub ybar: f64,
+    /// Coefficient of determination R², 0 to 1 (NaN when x or y is
+    /// constant).
     pub r2: f64,
     /// Bytes after the last whole point (0 or 1).
     pub ignored_bytes: usize,

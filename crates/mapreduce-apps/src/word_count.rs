@@ -82,7 +82,10 @@ impl<'a> Job<'a> for WordCount {
 
 /// Counts, most frequent first, and what the run measured.
 pub struct WordCounts<'a> {
+    /// Every distinct word (a slice of the upper-cased text) with its
+    /// count, most frequent first, ties in byte order of the words.
     pub counts: Vec<(&'a [u8], u64)>,
+    /// Phase times and task counts of the run.
     pub stats: JobStats,
 }
 

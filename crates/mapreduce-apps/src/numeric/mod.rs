@@ -3,7 +3,8 @@
 //! draw their inputs from, the raw integer file format, the dispatch to
 //! wide vector instructions, the packed integer matrix products (32/64-bit
 //! words and 16-bit pairs) that matrix multiply and PCA's covariance
-//! reduce to, the per-split output slots their jobs write in place, and
+//! reduce to, the per-split output slots their jobs write in place, the
+//! map-only job that matrix multiply and PCA's covariance run on them, and
 //! how many map tasks to cut.
 //!
 //! It holds no application logic.
@@ -11,6 +12,7 @@
 pub mod c_rand;
 pub mod gemm;
 pub mod int_file;
+pub(crate) mod map_only;
 pub mod pairs;
 pub mod slots;
 pub mod wide;

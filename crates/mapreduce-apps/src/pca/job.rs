@@ -9,21 +9,22 @@
 //!    equal shares of the upper triangle (early rows have more
 //!    elements); each map task computes its rows' covariances with the
 //!    packed kernel ([`CovarianceKernel`]) straight into its stretch of the
-//!    result ([`SplitSlots`]) instead of emitting them one by one as the
-//!    original does (half a million pairs at 1000 rows, for values that
-//!    only need to land in place). `Cᵀ` is packed once between the jobs;
+//!    result (a map-only job on [`crate::numeric::slots::SplitSlots`])
+//!    instead of emitting them one by one as the original does (half a
+//!    million pairs at 1000 rows, for values that only need to land in
+//!    place). `Cᵀ` is packed once between the jobs;
 //!    that time is reported with the covariance job's split phase.
 
 use std::ops::Range;
 use std::time::Instant;
 
 use numakit_mapreduce::{
-    split, ContainerKind, Count, Emitter, Job, JobError, JobOptions, OutputOrder, PhaseSeconds,
-    Runtime, Split, Sum,
+    split, ContainerKind, Emitter, Job, JobError, JobOptions, OutputOrder, PhaseSeconds, Runtime,
+    Split, Sum,
 };
 
 use crate::numeric::items_per_task;
-use crate::numeric::slots::SplitSlots;
+use crate::numeric::map_only;
 use crate::numeric::TASKS_PER_WORKER;
 use crate::pca::covariance::{balanced_row_ends, CovarianceKernel};
 use crate::pca::{row_mean, triangle_offset, PcaError, PcaMatrix, PcaOutput};
@@ -65,39 +66,6 @@ impl<'a> Job<'a> for MeanJob {
     }
 }
 
-/// The covariance job: row blocks in, their triangle rows written in
-/// place.
-struct CovarianceJob<'k, 's> {
-    kernel: &'k CovarianceKernel<'k>,
-    cols: usize,
-    triangle: SplitSlots<'s, i64>,
-}
-
-impl<'a> Job<'a> for CovarianceJob<'_, '_> {
-    type Record = i32;
-    type Key = u32;
-    type Value = ();
-    type Combiner = Count;
-    type Output = u64;
-
-    /// The balanced row blocks the triangle was cut for.
-    fn split(&self, _matrix: &'a [i32], _target: usize) -> Vec<Range<usize>> {
-        self.triangle.ranges()
-    }
-
-    fn map(&self, split: Split<'a, i32>, _out: &mut Emitter<'_, 'a, Self>) -> Result<(), JobError> {
-        let first_row = split.start / self.cols;
-        self.triangle.with(split.start, |stretch| {
-            self.kernel.fill_rows(first_row, stretch)
-        })?;
-        Ok(())
-    }
-
-    fn reduce(&self, _key: &u32, emitted: Count) -> Result<u64, JobError> {
-        Ok(emitted.0)
-    }
-}
-
 /// Means and covariance on the runtime, with the time of each phase
 /// (both jobs together).
 pub fn run(rt: &Runtime, matrix: &PcaMatrix) -> Result<(PcaOutput, PhaseSeconds), PcaError> {
@@ -128,7 +96,8 @@ fn means(rt: &Runtime, matrix: &PcaMatrix) -> Result<(Vec<i64>, PhaseSeconds), P
     ))
 }
 
-/// The covariance job, `Cᵀ` packed first.
+/// The covariance job (map-only: each task writes its rows of the
+/// triangle in place), `Cᵀ` packed first.
 fn covariance(
     rt: &Runtime,
     matrix: &PcaMatrix,
@@ -148,22 +117,14 @@ fn covariance(
     }
     let mut covariance = vec![0i64; triangle_offset(rows, rows)];
     let prepared = started.elapsed().as_secs_f64();
-    let stats = {
-        let job = CovarianceJob {
-            kernel: &kernel,
-            cols,
-            triangle: SplitSlots::new(blocks, &mut covariance, &lengths),
-        };
-        let opts = JobOptions {
-            container: ContainerKind::Array { keys: 0 },
-            chunk_records: None,
-            partitions: Some(1),
-            order: OutputOrder::Unordered,
-        };
-        rt.run(&job, matrix.values(), &opts)?.stats
-    };
-    let mut seconds = stats.seconds;
-    seconds.split += prepared;
+    let seconds = map_only::run(
+        rt,
+        matrix.values(),
+        (blocks, &lengths),
+        &mut covariance,
+        prepared,
+        |block, stretch| kernel.fill_rows(block.start / cols, stretch),
+    )?;
     Ok((covariance, seconds))
 }
 
