@@ -19,22 +19,29 @@ use numakit_ops::Tuple;
 
 use crate::error::{ClusterError, Result};
 use crate::message::{Piece, Side};
-use crate::table::BucketTable;
+use crate::table::BuildTable;
 
 /// Work that can start now.
 pub enum Work {
     /// Build the table of `bucket` from the pieces of every sender.
     Build {
+        /// The bucket, among this process's buckets.
         bucket: u32,
+        /// The bucket's R rows, one piece per sender in process order.
         pieces: Vec<Vec<Tuple>>,
     },
     /// Probe `rows` (S) against a bucket's table.
     Probe {
-        table: Arc<BucketTable>,
+        /// The bucket's built table.
+        table: Arc<BuildTable>,
+        /// One sender's S rows of the bucket.
         rows: Vec<Tuple>,
     },
     /// Join `rows` of the broadcast relation with the stationary one.
-    Broadcast { rows: Vec<Tuple> },
+    Broadcast {
+        /// One block of the broadcast relation, from any sender.
+        rows: Vec<Tuple>,
+    },
 }
 
 /// Pieces and end markers per sender and side.
@@ -93,7 +100,7 @@ impl Arrivals {
 struct Bucket {
     left: Vec<Option<Vec<Tuple>>>,
     left_in: usize,
-    table: Option<Arc<BucketTable>>,
+    table: Option<Arc<BuildTable>>,
     waiting: Vec<Vec<Tuple>>,
 }
 
@@ -193,7 +200,7 @@ impl Frames {
     }
 
     /// A bucket's table is ready: the S pieces that waited for it.
-    pub fn built(&mut self, bucket: u32, table: Arc<BucketTable>) -> Vec<Work> {
+    pub fn built(&mut self, bucket: u32, table: Arc<BuildTable>) -> Vec<Work> {
         let Some(b) = self.buckets.get_mut(bucket as usize) else {
             return Vec::new();
         };
@@ -257,7 +264,7 @@ mod tests {
         assert_eq!(pieces.len(), 2);
         assert!(!f.complete());
         let refs: Vec<&[Tuple]> = pieces.iter().map(|p| &p[..]).collect();
-        let probes = f.built(0, Arc::new(BucketTable::build(&refs)));
+        let probes = f.built(0, Arc::new(BuildTable::build(&refs)));
         assert_eq!(probes.len(), 1);
         assert!(matches!(
             f.arrive(0, piece(Side::Right, 0, &[2])).unwrap(),

@@ -23,6 +23,7 @@ pub const RANK_VARIABLES: [&str; 3] = ["SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "
 /// One process of a hostfile: its `host:port` and the line it is on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostEntry {
+    /// `host:port`: as written, or `host` with the default port added.
     pub address: String,
     /// 1-based line number in the hostfile.
     pub line: usize,
@@ -76,6 +77,17 @@ pub fn parse_hostfile_entries(text: &str, base_port: u16) -> Result<Vec<HostEntr
 
 /// The addresses of a hostfile, in process order (see
 /// [`parse_hostfile_entries`]).
+///
+/// # Examples
+///
+/// ```
+/// use numakit_cluster::launch::parse_hostfile;
+///
+/// let text = "# three processes\nnode1:7000\nnode2   # port 7100 + 1\n10.0.0.3:7002\n";
+/// let addresses = parse_hostfile(text, 7100).unwrap();
+/// assert_eq!(addresses, ["node1:7000", "node2:7101", "10.0.0.3:7002"]);
+/// assert!(parse_hostfile("node1:7000\nnode1:7000\n", 7100).is_err(), "listed twice");
+/// ```
 pub fn parse_hostfile(text: &str, base_port: u16) -> Result<Vec<String>> {
     Ok(parse_hostfile_entries(text, base_port)?
         .into_iter()
@@ -181,14 +193,19 @@ pub fn check_loopback() -> Result<()> {
 /// How one local process ended.
 #[derive(Debug)]
 pub struct ChildOutcome {
+    /// The process's index: the position of its command.
     pub process: usize,
-    /// `None` when it was stopped because another process failed.
+    /// `None` when it was stopped because another process failed (or ran
+    /// past the timeout).
     pub status: Option<ExitStatus>,
+    /// Everything it wrote to standard output.
     pub stdout: String,
+    /// Everything it wrote to standard error.
     pub stderr: String,
 }
 
 impl ChildOutcome {
+    /// Whether it ended on its own with exit status 0.
     pub fn succeeded(&self) -> bool {
         self.status.is_some_and(|s| s.success())
     }

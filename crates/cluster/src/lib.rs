@@ -18,12 +18,79 @@
 //! threads, one send and one receive thread per peer, queues between
 //! them, progress tracking instead of barriers.
 //!
-//! This crate does not read or write files (the CLI connects it to
+//! This crate does not read its input files (the CLI connects it to
 //! numakit's I/O) and does not start remote machines (srun, mpirun or a
-//! hostfile do; [`launch`] reads what they set).
+//! hostfile do; [`launch`] reads what they set). The one thing it writes
+//! is a result directory, through numakit's I/O layer: every process's
+//! part, published by the sink as a whole or not at all
+//! ([`result_dir`]).
+//!
+//! # Examples
+//!
+//! Two processes of an equi-join, as threads of one program talking over
+//! loopback TCP through timely. Each holds half of R (keys 0..100, once)
+//! and a whole copy of S's keys 0..100, so every one of S's 200 rows
+//! matches one row of R; the sink (process 0) gets the merged result.
+//!
+//! ```
+//! use std::error::Error;
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use numakit_cluster::launch::free_local_addresses;
+//! use numakit_cluster::transport::{self, connect::Endpoints};
+//! use numakit_cluster::{run_process, JoinSpec, Predicate, ProcessRun};
+//! use numakit_ops::{Relation, Tuple};
+//! use numakit_placement::PlacementMode;
+//! use numakit_pool::PoolBuilder;
+//!
+//! type Failure = Box<dyn Error + Send + Sync>;
+//!
+//! /// Process `i` of two: its pool, its rows, its connections, its join.
+//! fn process(i: usize, addresses: Vec<String>, spec: JoinSpec) -> Result<ProcessRun, Failure> {
+//!     let topology = Arc::new(numakit_topology::discover()?);
+//!     let pool = PoolBuilder::new(topology).placement(PlacementMode::Off).threads(1).build()?;
+//!     let first = 50 * i as u64;
+//!     let r: Vec<Tuple> = (first..first + 50).map(|k| Tuple::new(k, k)).collect();
+//!     let s: Vec<Tuple> = (0..100).map(|k| Tuple::new(k, i as u64)).collect();
+//!     let (left, right) = (Relation::from_tuples(&pool, &r)?, Relation::from_tuples(&pool, &s)?);
+//!     let endpoints = Endpoints {
+//!         process: i,
+//!         addresses,
+//!         timeout: Duration::from_secs(10),
+//!         peer_timeout: transport::connect::DEFAULT_PEER_TIMEOUT,
+//!         fingerprint: spec.fingerprint(),
+//!     };
+//!     let transport = transport::connect(&endpoints)?;
+//!     Ok(run_process(&pool, transport, &left, &right, &spec, Duration::from_secs(10))?)
+//! }
+//!
+//! # fn main() -> Result<(), Failure> {
+//! let addresses = free_local_addresses(2)?;
+//! let spec = JoinSpec::new(Predicate::Equal);
+//! let processes: Vec<_> = (0..2)
+//!     .map(|i| {
+//!         let (addresses, spec) = (addresses.clone(), spec.clone());
+//!         std::thread::spawn(move || process(i, addresses, spec))
+//!     })
+//!     .collect();
+//! let runs = processes
+//!     .into_iter()
+//!     .map(|p| p.join().expect("a process panicked"))
+//!     .collect::<Result<Vec<_>, _>>()?;
+//!
+//! let result = runs[0].cluster.as_ref().expect("process 0 is the sink");
+//! assert_eq!(result.result.rows, 200);
+//! assert_eq!(result.processes.len(), 2);
+//! assert!(runs[1].cluster.is_none(), "only the sink has the whole result");
+//! assert_eq!(runs[0].own.result.rows + runs[1].own.result.rows, 200);
+//! # Ok(())
+//! # }
+//! ```
 
-// No unsafe code here: what needs it (syscalls, raw buffers) lives in the
-// placement and pool crates behind safe wrappers.
+// No unsafe code here: what needs it (syscalls, raw buffers, the
+// result directory's renameat2) lives in the placement and pool crates
+// behind safe wrappers.
 #![forbid(unsafe_code)]
 
 pub mod error;
@@ -35,6 +102,7 @@ pub mod metrics;
 pub mod partition;
 pub mod predicate;
 pub mod reference;
+pub mod result_dir;
 pub mod run;
 pub mod schedule;
 pub mod sink;
@@ -45,6 +113,7 @@ pub use error::{ClusterError, Result};
 pub use join::JoinSpec;
 pub use message::Side;
 pub use predicate::Predicate;
+pub use result_dir::ResultDir;
 pub use run::{run_process, run_process_delivering, ClusterResult, Deliver, ProcessRun};
 pub use schedule::SendOrder;
 pub use sink::{Output, PartOutcome, PartRecord, PartialResult, ResultRow};

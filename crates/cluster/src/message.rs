@@ -27,10 +27,12 @@ pub enum Side {
 /// One bucket (equi-join) or block (broadcast) of a relation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Piece {
+    /// The relation the rows belong to.
     pub side: Side,
     /// The bucket among the receiver's buckets (equi-joins), or the block
     /// number (broadcast).
     pub bucket: u32,
+    /// The rows themselves.
     pub rows: Vec<Tuple>,
 }
 
@@ -41,7 +43,12 @@ pub enum Message {
     Piece(Piece),
     /// The sender has sent all its pieces of `side` to this receiver:
     /// `pieces` of them.
-    EndOfSide { side: Side, pieces: u64 },
+    EndOfSide {
+        /// The relation whose pieces are all sent.
+        side: Side,
+        /// How many pieces of it the sender sent this receiver.
+        pieces: u64,
+    },
     /// A process's result and metrics, for the sink (process 0).
     Report(Box<ProcessReport>),
 }
@@ -49,8 +56,11 @@ pub enum Message {
 /// What a process tells the sink when its part of the join is done.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProcessReport {
+    /// The reporting process's index.
     pub process: usize,
+    /// Its share of the result (count, checksum, sample).
     pub result: PartialResult,
+    /// What it measured (loads, span, traffic).
     pub metrics: ProcessMetrics,
     /// The part the process delivered (or failed to), when its rows went
     /// somewhere (a file per process); `None` otherwise.

@@ -6,35 +6,69 @@
 //! intra-node gain = total load / join span: how much of the work ran
 //! side by side. Speedup = join span with one process / join span with P.
 //!
-//! This module defines and combines the numbers; the join measures them.
+//! This module defines and combines the numbers; the join and the
+//! transport measure them (a transport reports each link's traffic as a
+//! [`LinkTraffic`]).
 
 use serde::{Deserialize, Serialize};
 
-use crate::transport::LinkTraffic;
+/// What one link carried, as seen from this process: the transport's
+/// report of a link, which the join adds to its process's metrics.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LinkTraffic {
+    /// The peer at the other end.
+    pub peer: usize,
+    /// Bytes written to the data connection (the backend's framing
+    /// included).
+    pub bytes_sent: u64,
+    /// Bytes read from the data connection (the backend's framing
+    /// included).
+    pub bytes_received: u64,
+    /// Time the link's send thread spent writing to the socket (it blocks
+    /// while the link is full, so on a slow link this is the transfer
+    /// time).
+    pub send_seconds: f64,
+    /// Time the link's receive thread spent reading while data was
+    /// flowing (a read that waited long for its first byte counts as
+    /// idle, not as load: the peer had nothing to send; the transport
+    /// sets the threshold).
+    pub receive_seconds: f64,
+}
 
 /// What one process measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessMetrics {
+    /// The process's index.
     pub process: usize,
     /// Worker threads of the process's pool.
     pub threads: usize,
-    /// Rows of R and S the process started with.
+    /// Rows of R the process started with.
     pub left_rows: u64,
+    /// Rows of S the process started with.
     pub right_rows: u64,
     /// Result rows the process produced.
     pub result_rows: u64,
     /// Pieces that arrived from peers.
     pub pieces_received: u64,
+    /// Computation load, in seconds: time the pool's workers spent on the
+    /// join's tasks (cutting, sorting, building, probing), summed over
+    /// workers.
     pub compute_seconds: f64,
-    /// Encoding plus writing to the links.
+    /// Send load, in seconds: encoding plus writing to the links.
     pub send_seconds: f64,
-    /// Reading from the links plus decoding.
+    /// Receive load, in seconds: reading from the links plus decoding.
     pub receive_seconds: f64,
-    /// The parts of the send and receive loads spent encoding and decoding.
+    /// The part of the send load spent encoding messages, in seconds.
     pub encode_seconds: f64,
+    /// The part of the receive load spent decoding messages, in seconds.
     pub decode_seconds: f64,
+    /// Join span, in seconds: wall time from the start of the join until
+    /// this process had joined everything it owns (and its links had
+    /// taken everything it sent).
     pub span_seconds: f64,
+    /// Bytes written to all links (timely's framing included).
     pub bytes_sent: u64,
+    /// Bytes read from all links (timely's framing included).
     pub bytes_received: u64,
     /// Per link.
     pub links: Vec<LinkTraffic>,

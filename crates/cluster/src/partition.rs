@@ -23,6 +23,7 @@ use crate::error::Result;
 /// How keys map to processes and buckets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
+    /// Processes of the join (P).
     pub processes: usize,
     /// Buckets per process.
     pub buckets: u32,
@@ -57,6 +58,8 @@ pub fn share(rows: u64, process: usize, processes: usize) -> Range<u64> {
 
 /// A relation cut by destination process and bucket: `pieces[d][b]`.
 pub struct Pieces {
+    /// `pieces[d][b]`: the rows owned by process `d` that fall in its
+    /// bucket `b`, in the relation's order.
     pub pieces: Vec<Vec<Vec<Tuple>>>,
     /// Seconds the pool's workers spent cutting (summed over workers).
     pub compute_seconds: f64,

@@ -18,13 +18,29 @@ pub enum Predicate {
     /// r.key == s.key.
     Equal,
     /// |r.key - s.key| <= width.
-    Band { width: u64 },
+    Band {
+        /// The largest key difference that still matches (0 is equality).
+        width: u64,
+    },
     /// r.key < s.key.
     Less,
 }
 
 impl Predicate {
     /// Parses `eq`, `band:W` or `lt`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use numakit_cluster::Predicate;
+    ///
+    /// let band = Predicate::parse("band:1_000").unwrap();
+    /// assert_eq!(band, Predicate::Band { width: 1000 });
+    /// assert!(band.matches(5_000, 4_000) && !band.matches(5_000, 3_999));
+    /// assert!(!band.is_equi());
+    /// assert_eq!(Predicate::parse("eq"), Ok(Predicate::Equal));
+    /// assert!(Predicate::parse("gt").is_err());
+    /// ```
     pub fn parse(text: &str) -> Result<Self, String> {
         match text.split_once(':') {
             None if text == "eq" => Ok(Predicate::Equal),
@@ -38,6 +54,7 @@ impl Predicate {
         }
     }
 
+    /// The predicate as a formula over `r.key` and `s.key`, for reports.
     pub fn describe(&self) -> String {
         match self {
             Predicate::Equal => "r.key = s.key".into(),
@@ -46,6 +63,8 @@ impl Predicate {
         }
     }
 
+    /// Whether this is the equi-join (joined by hash distribution; the
+    /// others are joined by broadcast).
     pub fn is_equi(&self) -> bool {
         *self == Predicate::Equal
     }

@@ -25,6 +25,8 @@ use crate::transport::Transport;
 /// The join's result as the sink has it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClusterResult {
+    /// Every process's partial result merged: the join's count, checksum
+    /// and sample.
     pub result: PartialResult,
     /// Every process's metrics, in process order.
     pub processes: Vec<ProcessMetrics>,
@@ -37,6 +39,7 @@ pub struct ClusterResult {
 
 /// What one process ends with.
 pub struct ProcessRun {
+    /// This process's own report: its partial result, metrics and part.
     pub own: ProcessReport,
     /// This process's rows ([`Output::Rows`] only).
     pub rows: Vec<Vec<ResultRow>>,
@@ -50,9 +53,44 @@ pub type Deliver<'a> = dyn FnMut(&[Vec<ResultRow>]) -> Option<PartOutcome> + 'a;
 
 /// Runs this process's part of the join on `transport` and closes it,
 /// waiting at most `finish_timeout` for the peers to close theirs.
+///
+/// # Examples
+///
+/// A join of one process (the [`Solo`](crate::transport::solo::Solo)
+/// transport: no peers): R holds keys 0..100 once and S holds them twice,
+/// so the equi-join has 200 rows and the band join `|r - s| <= 1` has 2 x
+/// 298 (each key matches itself and its neighbours, 0 and 99 one fewer).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use numakit_cluster::transport::solo::Solo;
+/// use numakit_cluster::{run_process, JoinSpec, Output, Predicate};
+/// use numakit_ops::{Relation, Tuple};
+/// use numakit_placement::PlacementMode;
+/// use numakit_pool::PoolBuilder;
+///
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let pool = PoolBuilder::new(topology).placement(PlacementMode::Off).threads(2).build()?;
+/// let r: Vec<Tuple> = (0..100).map(|k| Tuple::new(k, k)).collect();
+/// let s: Vec<Tuple> = (0..200).map(|i| Tuple::new(i % 100, i)).collect();
+/// let (left, right) = (Relation::from_tuples(&pool, &r)?, Relation::from_tuples(&pool, &s)?);
+///
+/// for (predicate, rows) in [(Predicate::Equal, 200), (Predicate::Band { width: 1 }, 2 * 298)] {
+///     let mut spec = JoinSpec::new(predicate);
+///     spec.output = Output::Count;
+///     let solo = Box::new(Solo::new());
+///     let run = run_process(&pool, solo, &left, &right, &spec, Duration::from_secs(5))?;
+///     let cluster = run.cluster.expect("the only process is the sink");
+///     assert_eq!(cluster.result.rows, rows, "{}", predicate.describe());
+///     assert_eq!(cluster.processes[0].result_rows, rows);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run_process(
     pool: &Pool,
-    transport: Box<dyn Transport>,
+    transport: Box<dyn Transport<Message>>,
     left: &Relation,
     right: &Relation,
     spec: &JoinSpec,
@@ -76,7 +114,7 @@ pub fn run_process(
 /// once), then returns the failure.
 pub fn run_process_delivering(
     pool: &Pool,
-    mut transport: Box<dyn Transport>,
+    mut transport: Box<dyn Transport<Message>>,
     left: &Relation,
     right: &Relation,
     spec: &JoinSpec,

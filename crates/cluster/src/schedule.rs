@@ -22,6 +22,7 @@ pub enum SendOrder {
 }
 
 impl SendOrder {
+    /// The order's name in options and reports (`ring`, `all-at-once`).
     pub fn name(self) -> &'static str {
         match self {
             SendOrder::Ring => "ring",
@@ -44,7 +45,9 @@ impl std::str::FromStr for SendOrder {
 /// One send: a piece for a peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Send {
+    /// The destination process.
     pub to: usize,
+    /// Index of the piece among the pieces for that peer.
     pub piece: usize,
 }
 

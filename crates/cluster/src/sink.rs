@@ -7,9 +7,10 @@
 //! order-independent checksum as numakit's single-machine joins, so the
 //! two can be compared), sampled (the N smallest rows in (key, left,
 //! right) order, which does not depend on how the work was split), or
-//! kept whole (written to files per process by the caller, which reports
-//! each file as a [`PartRecord`]; the sink publishes the files only when
-//! every process's part is complete). This module does not write files.
+//! kept whole (written to files per process by the caller, for instance
+//! through [`crate::result_dir`], which reports each file as a
+//! [`PartRecord`]; the sink publishes the files only when every process's
+//! part is complete). This module does not write files.
 
 use std::collections::BinaryHeap;
 use std::sync::{Mutex, PoisonError};
@@ -41,8 +42,11 @@ impl Output {
 /// One result row: R's key, R's payload, S's payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ResultRow {
+    /// R's key (for a non-equi join, S's key may differ).
     pub key: u64,
+    /// R's payload.
     pub left: u64,
+    /// S's payload.
     pub right: u64,
 }
 
@@ -62,6 +66,7 @@ impl ResultRow {
 /// A process's share of the result, or the merged result at the sink.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PartialResult {
+    /// Result rows.
     pub rows: u64,
     /// Wrapping sum of [`ResultRow::checksum`] (0 for a count).
     pub checksum: u64,
@@ -80,17 +85,19 @@ impl PartialResult {
     }
 }
 
-/// One process's share of the result as the caller delivered it (a file
-/// with `--sink files:DIR`): what the sink's manifest lists.
+/// One process's share of the result as the caller delivered it (a part
+/// of a [`crate::result_dir::ResultDir`]): what the sink's manifest lists.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartRecord {
+    /// The process whose rows the part holds.
     pub process: usize,
     /// The part's file name (within the result's directory).
     pub file: String,
+    /// Result rows in the part.
     pub rows: u64,
     /// Wrapping sum of [`ResultRow::checksum`] over the part's rows.
     pub checksum: u64,
-    /// Size of the file.
+    /// Size of the file, in bytes.
     pub bytes: u64,
 }
 
@@ -114,6 +121,7 @@ struct Collected {
 }
 
 impl Collector {
+    /// An empty result that keeps what `output` asks for.
     pub fn new(output: Output) -> Self {
         Self {
             output,
@@ -121,6 +129,7 @@ impl Collector {
         }
     }
 
+    /// What this result keeps.
     pub fn output(&self) -> Output {
         self.output
     }

@@ -9,16 +9,21 @@
 use numakit_ops::hash::hash64;
 use numakit_ops::Tuple;
 
-/// A read-only hash table of tuples.
+/// The read-only hash table of one bucket of the build side (R): every
+/// sender's R rows of the bucket, grouped by hash slot, probed by the S
+/// rows of the same bucket. (Not to be confused with the radix joins'
+/// bucket-sorted per-partition table inside numakit-ops: this one is
+/// built once from pieces that arrived over the network and shared by
+/// concurrent probe tasks.)
 #[derive(Debug)]
-pub struct BucketTable {
+pub struct BuildTable {
     /// Slot s holds `rows[start[s]..start[s + 1]]`.
     start: Vec<u32>,
     rows: Vec<Tuple>,
     mask: u64,
 }
 
-impl BucketTable {
+impl BuildTable {
     /// A table of every tuple of `pieces`.
     pub fn build(pieces: &[&[Tuple]]) -> Self {
         let len: usize = pieces.iter().map(|p| p.len()).sum();
@@ -47,6 +52,7 @@ impl BucketTable {
         self.rows.len()
     }
 
+    /// Whether the table has no rows (every probe finds nothing).
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
@@ -75,7 +81,7 @@ mod tests {
             Tuple::new(u64::MAX, 1),
         ];
         let b = [Tuple::new(2, 21), Tuple::new(0, 0)];
-        let t = BucketTable::build(&[&a, &b, &[]]);
+        let t = BuildTable::build(&[&a, &b, &[]]);
         assert_eq!(t.len(), 5);
         let mut got = Vec::new();
         t.probe(2, |r| got.push(r.payload));
@@ -87,7 +93,7 @@ mod tests {
         t.probe(u64::MAX, |_| n += 1);
         t.probe(0, |_| n += 1);
         assert_eq!(n, 2);
-        let empty = BucketTable::build(&[]);
+        let empty = BuildTable::build(&[]);
         assert!(empty.is_empty());
         empty.probe(0, |_| panic!("nothing to find"));
     }

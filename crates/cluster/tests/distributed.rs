@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use numakit_cluster::launch::free_local_addresses;
+use numakit_cluster::message::Message;
 use numakit_cluster::partition::share;
 use numakit_cluster::reference::{nested_loop, single_machine};
 use numakit_cluster::transport::connect::Endpoints;
@@ -280,7 +281,7 @@ fn a_peer_that_never_comes_is_an_error_naming_it_in_bounded_time() {
         fingerprint: 1,
     };
     let start = Instant::now();
-    let err = match numakit_cluster::transport::connect(&endpoints) {
+    let err = match numakit_cluster::transport::connect::<Message>(&endpoints) {
         Err(e) => e,
         Ok(_) => panic!("no peer should connect"),
     };

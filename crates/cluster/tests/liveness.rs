@@ -7,8 +7,10 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use numakit_cluster::launch::free_local_addresses;
+use numakit_cluster::message::Message;
 use numakit_cluster::transport::connect::Endpoints;
 use numakit_cluster::transport::greeting::{Answer, Channel, Hello, Verdict};
+use numakit_cluster::transport::Transport;
 use numakit_cluster::ClusterError;
 
 const FINGERPRINT: u64 = 0x5eed;
@@ -44,7 +46,7 @@ fn silent_peer(address: String) -> std::thread::JoinHandle<Vec<TcpStream>> {
 
 /// Process 0's first error from `recv`, and how long it took.
 fn first_error(
-    transport: &mut dyn numakit_cluster::transport::Transport,
+    transport: &mut dyn Transport<Message>,
     limit: Duration,
 ) -> (ClusterError, Duration) {
     let start = Instant::now();

@@ -1,4 +1,9 @@
-//! The raw system calls behind placement, and nothing else.
+//! The raw system calls behind placement, and the one file-system call
+//! that the layers above need and the standard library lacks
+//! ([`rename_exchange`], `renameat2(RENAME_EXCHANGE)`, which the
+//! distributed join uses to publish a result directory in one step).
+//! numakit keeps its syscalls here so the crates above can forbid unsafe
+//! code.
 //!
 //! Every `unsafe` block of the placement layer lives here, each with a
 //! `// SAFETY:` note; the functions exported are safe to call and return
@@ -267,4 +272,35 @@ pub fn advise_huge_pages(addr: *mut u8, len: usize, want: bool) -> io::Result<()
     // faults are served, never the contents of the range.
     let ret = unsafe { libc::madvise(addr.cast(), len, advice) };
     check(ret as libc::c_long).map(drop)
+}
+
+/// Swaps the paths `a` and `b` (both existing, on one file system) in one
+/// step (`renameat2(RENAME_EXCHANGE)`): at no moment is either missing.
+/// Relative paths resolve against the working directory. Fails with
+/// `ErrorKind::Unsupported` where the kernel or the file system cannot
+/// exchange (ENOSYS, EINVAL), so that the caller can fall back to two
+/// renames; with `InvalidInput` for a path holding a NUL byte.
+pub fn rename_exchange(a: &std::path::Path, b: &std::path::Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let a = CString::new(a.as_os_str().as_bytes())?;
+    let b = CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: both pointers are NUL-terminated strings that live until the
+    // call returns; AT_FDCWD resolves relative paths as std does.
+    let ret = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    match check(ret as libc::c_long) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+        Err(e) => Err(e),
+    }
 }

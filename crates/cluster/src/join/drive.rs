@@ -32,7 +32,7 @@ pub(super) struct Driven {
 }
 
 struct State<'a> {
-    transport: &'a mut dyn Transport,
+    transport: &'a mut dyn Transport<Message>,
     frames: Frames,
     outbox: Outbox,
     outstanding: usize,
@@ -42,7 +42,7 @@ struct State<'a> {
 /// Runs the exchange and the join to completion.
 pub(super) fn drive(
     pool: &Pool,
-    transport: &mut dyn Transport,
+    transport: &mut dyn Transport<Message>,
     frames: Frames,
     outbox: Outbox,
     local: Vec<Work>,

@@ -14,8 +14,9 @@
 //! join (a symmetric per-sender scheme would probe every S row against P
 //! tables); sending R before S keeps the tables ready when S arrives.
 //!
-//! This module runs the join of one process on a [`Transport`]; the
-//! sink's gathering of results is [`crate::run`]'s.
+//! This module runs the join of one process on a [`Transport`] that
+//! carries its [`Message`]s; the sink's gathering of results is
+//! [`crate::run`]'s.
 
 mod drive;
 pub mod send;
@@ -29,7 +30,7 @@ use numakit_pool::Pool;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ClusterError, Result};
-use crate::message::{ProcessReport, Side};
+use crate::message::{Message, ProcessReport, Side};
 use crate::metrics::ProcessMetrics;
 use crate::predicate::Predicate;
 use crate::schedule::SendOrder;
@@ -40,7 +41,10 @@ use work::TaskEnv;
 /// How the join runs. Every process of a join must use the same spec.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JoinSpec {
+    /// Which pairs of R x S match; equality goes by hash distribution,
+    /// the others by broadcast.
     pub predicate: Predicate,
+    /// The order in which each process sends to its peers.
     pub order: SendOrder,
     /// Buckets per process (equi-joins): the unit of a piece and a task.
     pub buckets: u32,
@@ -48,6 +52,7 @@ pub struct JoinSpec {
     pub block_rows: usize,
     /// The relation non-equi joins broadcast.
     pub broadcast: Side,
+    /// What the result keeps beyond its row count.
     pub output: Output,
     /// Extra time per task, to make a join slow on purpose (tests).
     pub task_delay: Duration,
@@ -92,6 +97,8 @@ impl JoinSpec {
 
 /// What a process's join produced.
 pub struct ProcessOutcome {
+    /// This process's partial result and metrics (its part not yet
+    /// delivered).
     pub report: ProcessReport,
     /// The rows themselves, in blocks ([`Output::Rows`] only).
     pub rows: Vec<Vec<ResultRow>>,
@@ -102,7 +109,7 @@ pub struct ProcessOutcome {
 /// Joins this process's `left` and `right` with every peer's.
 pub fn join(
     pool: &Pool,
-    transport: &mut dyn Transport,
+    transport: &mut dyn Transport<Message>,
     left: &Relation,
     right: &Relation,
     spec: &JoinSpec,

@@ -69,6 +69,7 @@ pub struct Outbox {
 const MESSAGE_BYTES: u64 = 16;
 
 impl Outbox {
+    /// An empty outbox that sends in `order`.
     pub fn new(order: SendOrder) -> Self {
         Self {
             order,
@@ -98,7 +99,7 @@ impl Outbox {
 
     /// Whether every link has taken what was queued for it: this
     /// process's part of the exchange is over.
-    pub fn flushed(&self, transport: &dyn Transport) -> bool {
+    pub fn flushed(&self, transport: &dyn Transport<Message>) -> bool {
         self.queued
             .iter()
             .enumerate()
@@ -106,7 +107,7 @@ impl Outbox {
     }
 
     /// Queues whatever the schedule allows now.
-    pub fn pump(&mut self, transport: &mut dyn Transport) -> Result<()> {
+    pub fn pump(&mut self, transport: &mut dyn Transport<Message>) -> Result<()> {
         loop {
             if let Some((peer, target)) = self.draining {
                 if transport.bytes_sent_to(peer) < target {
@@ -162,7 +163,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::transport::{Finished, LinkTraffic};
+    use crate::metrics::LinkTraffic;
+    use crate::transport::Finished;
 
     /// Records what is queued; a link "takes" bytes only when told.
     struct Recorder {
@@ -170,7 +172,7 @@ mod tests {
         taken: Vec<u64>,
     }
 
-    impl Transport for Recorder {
+    impl Transport<Message> for Recorder {
         fn process(&self) -> usize {
             0
         }
@@ -196,7 +198,7 @@ mod tests {
         fn traffic(&self) -> Vec<LinkTraffic> {
             Vec::new()
         }
-        fn finish(self: Box<Self>, _timeout: Duration) -> Result<Finished> {
+        fn finish(self: Box<Self>, _timeout: Duration) -> Result<Finished<Message>> {
             Ok((Vec::new(), Vec::new()))
         }
     }

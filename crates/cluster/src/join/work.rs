@@ -16,12 +16,14 @@ use crate::frames::Work;
 use crate::message::Side;
 use crate::predicate::{key_range, Predicate};
 use crate::sink::{Collector, ResultRow};
-use crate::table::BucketTable;
+use crate::table::BuildTable;
 
 /// The stationary relation of a broadcast join, sorted by key.
 #[derive(Debug, Default)]
 pub struct Stationary {
+    /// The keys, ascending (searched for each broadcast row's range).
     pub keys: Vec<u64>,
+    /// The payload of each key, index for index.
     pub payloads: Vec<u64>,
 }
 
@@ -35,22 +37,33 @@ impl Stationary {
 
 /// What a task tells the driver.
 pub enum Event {
+    /// A build task finished a bucket's table: the S pieces waiting for
+    /// it can be probed.
     Built {
+        /// The bucket, among this process's buckets.
         bucket: u32,
-        table: Arc<BucketTable>,
+        /// Its table, shared by the probes.
+        table: Arc<BuildTable>,
     },
+    /// A task ended (every task sends this once, even when it panicked).
     Done {
+        /// Wall time the task took, in seconds (its compute load).
         seconds: f64,
+        /// Whether it ended by panicking.
         panicked: bool,
     },
 }
 
 /// What every task needs.
 pub struct TaskEnv<'a> {
+    /// The join's predicate (broadcast tasks find ranges with it).
     pub predicate: Predicate,
+    /// The process's result, which every task's rows go into.
     pub collector: &'a Collector,
     /// Broadcast joins: the relation that travels and the one that stays.
     pub broadcast: Side,
+    /// Broadcast joins: the sorted relation that stays (empty for
+    /// equi-joins).
     pub stationary: Arc<Stationary>,
     /// Extra time each task takes (tests use it to make a join slow).
     pub task_delay: Duration,
@@ -91,7 +104,7 @@ pub fn run(work: Work, env: &TaskEnv<'_>, events: &Sender<Event>) {
     match work {
         Work::Build { bucket, pieces } => {
             let refs: Vec<&[Tuple]> = pieces.iter().map(|p| &p[..]).collect();
-            let table = Arc::new(BucketTable::build(&refs));
+            let table = Arc::new(BuildTable::build(&refs));
             drop(pieces);
             let _ = events.send(Event::Built { bucket, table });
         }
@@ -100,7 +113,7 @@ pub fn run(work: Work, env: &TaskEnv<'_>, events: &Sender<Event>) {
     }
 }
 
-fn probe(table: &BucketTable, rows: &[Tuple], env: &TaskEnv<'_>) {
+fn probe(table: &BuildTable, rows: &[Tuple], env: &TaskEnv<'_>) {
     let mut sink = env.collector.task();
     for s in rows {
         table.probe(s.key, |r| {

@@ -63,7 +63,10 @@ pub struct Endpoints {
 /// The two connections to one peer.
 #[derive(Debug)]
 pub struct PeerSockets {
+    /// The connection for the join's messages (handed to the backend),
+    /// with TCP keepalive and a user timeout set.
     pub data: TcpStream,
+    /// The connection for heartbeats and last words.
     pub control: TcpStream,
     /// How often to beat on `control`: the more frequent of what the two
     /// sides asked for.
@@ -74,7 +77,9 @@ pub struct PeerSockets {
 /// join's run id (process 0's).
 #[derive(Debug)]
 pub struct Established {
+    /// `peers[p]`: the connections to process `p`, in process order.
     pub peers: Vec<Option<PeerSockets>>,
+    /// The join's run id: process 0's, the same on every process.
     pub run_id: u64,
 }
 

@@ -28,8 +28,11 @@ pub enum Channel {
 }
 
 impl Channel {
+    /// Both channels, in the order a connecting process opens them.
     pub const ALL: [Channel; 2] = [Channel::Data, Channel::Control];
 
+    /// 0 for data, 1 for control: the channel's word in a greeting and
+    /// its index in per-channel arrays.
     pub fn index(self) -> usize {
         match self {
             Channel::Data => 0,
@@ -49,9 +52,13 @@ impl Channel {
 /// The accepting side's verdict on a greeting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// The connecting process belongs to this join.
     Accepted,
+    /// It expects another number of processes.
     WrongSize,
+    /// Its join options' fingerprint differs.
     WrongOptions,
+    /// Another process already connected this channel with its index.
     Duplicate,
 }
 
@@ -93,18 +100,26 @@ impl Verdict {
 /// What the connecting side says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hello {
+    /// How many processes the sender's join has.
     pub processes: u64,
+    /// The sender's process index.
     pub process: u64,
+    /// The fingerprint of the sender's join options.
     pub fingerprint: u64,
+    /// Which of the pair's two connections this is.
     pub channel: Channel,
+    /// How often the sender wants heartbeats (sent in whole milliseconds).
     pub beat: Duration,
 }
 
 /// What the accepting side answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Answer {
+    /// Whether the greeting was accepted, and if not why.
     pub verdict: Verdict,
+    /// The accepting process's run id (process 0's is the join's).
     pub run_id: u64,
+    /// How often the accepting side wants heartbeats (whole milliseconds).
     pub beat: Duration,
 }
 
@@ -129,6 +144,7 @@ fn read_words<const N: usize>(s: &mut impl Read) -> std::io::Result<[u64; N]> {
 }
 
 impl Hello {
+    /// Writes the greeting: six big-endian u64 words.
     pub fn write_to(&self, s: &mut impl Write) -> std::io::Result<()> {
         s.write_all(&words(&[
             HELLO,
@@ -157,6 +173,7 @@ impl Hello {
 }
 
 impl Answer {
+    /// Writes the answer: three big-endian u64 words.
     pub fn write_to(&self, s: &mut impl Write) -> std::io::Result<()> {
         s.write_all(&words(&[
             self.verdict.word(),

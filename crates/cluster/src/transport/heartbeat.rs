@@ -38,18 +38,23 @@ const WRITE_TIMEOUT: Duration = Duration::from_millis(200);
 /// One message on a control connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
+    /// The sender is alive (one byte).
     Beat,
     /// The sender finished the join and leaves.
     Goodbye,
     /// The sender leaves with an error; `blamed` is the process it lost,
     /// if it knows one.
     GaveUp {
+        /// The process the sender lost, if it knows one.
         blamed: Option<usize>,
+        /// Why it gave up, in words (at most 1 KiB is sent).
         why: String,
     },
 }
 
 impl Frame {
+    /// The frame's bytes: a tag, and for gave-up the blamed process (u32,
+    /// all ones for nobody), the reason's length (u16) and the reason.
     pub fn encode(&self) -> Vec<u8> {
         match self {
             Frame::Beat => vec![BEAT],
@@ -77,6 +82,7 @@ pub struct Decoder {
 }
 
 impl Decoder {
+    /// Adds bytes read from the connection (any split of the frames).
     pub fn feed(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
@@ -120,12 +126,18 @@ pub enum News {
     /// Its control connection ended without goodbye, or failed.
     Closed(String),
     /// It left with an error, blaming `blamed` if it knew whom.
-    GaveUp { blamed: Option<usize>, why: String },
+    GaveUp {
+        /// The process it lost, if it said.
+        blamed: Option<usize>,
+        /// Why it gave up, as it said it.
+        why: String,
+    },
 }
 
 /// One peer's control connection, shared by its thread and the transport.
 #[derive(Debug)]
 pub struct PeerWatch {
+    /// The watched peer's process index.
     pub peer: usize,
     writer: Mutex<TcpStream>,
     /// The first news and when it came; later news does not replace it.

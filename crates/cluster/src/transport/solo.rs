@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::error::{ClusterError, Result};
-use crate::message::Message;
-use crate::transport::{Finished, LinkTraffic, Transport};
+use crate::metrics::LinkTraffic;
+use crate::transport::{Finished, Payload, Transport};
 
 /// The only process.
 #[derive(Debug)]
@@ -29,7 +29,7 @@ impl Default for Solo {
     }
 }
 
-impl Transport for Solo {
+impl<M: Payload> Transport<M> for Solo {
     fn process(&self) -> usize {
         0
     }
@@ -46,13 +46,13 @@ impl Transport for Solo {
         self.run_id
     }
 
-    fn send(&mut self, to: usize, _message: Message) -> Result<()> {
+    fn send(&mut self, to: usize, _payload: M) -> Result<()> {
         Err(ClusterError::InvalidArgument(format!(
             "a join of one process has no peer {to}"
         )))
     }
 
-    fn recv(&mut self, timeout: Duration) -> Result<Option<(usize, Message)>> {
+    fn recv(&mut self, timeout: Duration) -> Result<Option<(usize, M)>> {
         std::thread::sleep(timeout.min(Duration::from_millis(1)));
         Ok(None)
     }
@@ -65,7 +65,7 @@ impl Transport for Solo {
         Vec::new()
     }
 
-    fn finish(self: Box<Self>, _timeout: Duration) -> Result<Finished> {
+    fn finish(self: Box<Self>, _timeout: Duration) -> Result<Finished<M>> {
         Ok((Vec::new(), Vec::new()))
     }
 }

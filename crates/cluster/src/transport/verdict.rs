@@ -26,6 +26,7 @@ use crate::transport::heartbeat::News;
 /// What this process knows about one peer.
 #[derive(Clone, Debug, Default)]
 pub struct Evidence {
+    /// The peer's process index.
     pub peer: usize,
     /// When and why the data connection broke (not: closed properly).
     pub data_lost: Option<(Instant, String)>,
@@ -36,7 +37,9 @@ pub struct Evidence {
 /// The peer to name, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Blame {
+    /// The process blamed for the loss.
     pub peer: usize,
+    /// The evidence against it, in words.
     pub why: String,
 }
 

@@ -4,7 +4,7 @@
 //! whole join's result and every process's metrics; the others print
 //! their own. With `--sink files:DIR` every process writes its rows into
 //! the run's staging directory and the sink publishes them as a whole
-//! (see [`result_dir`]).
+//! (see [`numakit_cluster::result_dir`]).
 //!
 //! This module runs one process; it does not start processes (srun,
 //! mpirun, a hostfile's user or [`local`] do).
@@ -13,19 +13,20 @@ pub mod args;
 pub mod local;
 pub mod plan;
 pub mod report;
-pub mod result_dir;
 pub mod sys;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{ensure, Result};
+use anyhow::{anyhow, ensure, Result};
 use numakit_cluster::launch;
+use numakit_cluster::message::Message;
 use numakit_cluster::partition::generated_share;
 use numakit_cluster::reference::single_machine;
+use numakit_cluster::result_dir::{self, ResultDir};
 use numakit_cluster::transport::connect::Endpoints;
 use numakit_cluster::transport::Transport;
-use numakit_cluster::{run_process_delivering, ProcessRun, ResultRow};
+use numakit_cluster::{run_process_delivering, ClusterError, PartOutcome, ProcessRun, ResultRow};
 use numakit_ops::datagen::generate;
 use numakit_ops::Relation;
 use numakit_placement::PlacementMode;
@@ -36,7 +37,6 @@ use crate::commands::cluster::report::{render_process, render_sink, ProcessOutpu
 use crate::commands::ops::common::{check_verify_size, read_columns, relation_of};
 use crate::common::output;
 use plan::{check_memory, plan, Plan};
-use result_dir::ResultDir;
 
 /// How long a process waits for the slowest peer to finish its part after
 /// its own (a lost peer is noticed at once; this bounds a stuck one).
@@ -158,7 +158,10 @@ pub fn one_process(
     let shares = (&left, &right);
     let run = join_and_publish(&pool, args, &plan, transport, shares, files.as_ref(), me)?;
     let sink = sink_output(&pool, args, &plan, processes, &run, files.as_ref())?;
-    let own_files = files.iter().map(|f| f.published_part(me)).collect();
+    let own_files = files
+        .iter()
+        .map(|f| f.published_part(me).display().to_string())
+        .collect();
     Ok(Ended {
         own: ProcessOutput::of(&run.own, own_files),
         sink,
@@ -172,13 +175,13 @@ fn join_and_publish(
     pool: &Pool,
     args: &ClusterJoinArgs,
     plan: &Plan,
-    transport: Box<dyn Transport>,
+    transport: Box<dyn Transport<Message>>,
     (left, right): (&Relation, &Relation),
     files: Option<&ResultDir>,
     me: usize,
 ) -> Result<ProcessRun> {
     let fail_part = args.fail_part_write == Some(me);
-    let mut deliver = |rows: &[Vec<ResultRow>]| Some(files?.write_part(me, rows, fail_part));
+    let mut deliver = |rows: &[Vec<ResultRow>]| Some(write_part(files?, me, rows, fail_part));
     let joined = run_process_delivering(
         pool,
         transport,
@@ -190,7 +193,8 @@ fn join_and_publish(
     );
     let published = joined.map_err(anyhow::Error::from).and_then(|run| {
         if let (Some(f), Some(cluster)) = (files, &run.cluster) {
-            f.publish(&cluster.parts, &cluster.result)?;
+            f.publish(&cluster.parts, &cluster.result)
+                .map_err(sink_error)?;
         }
         Ok(run)
     });
@@ -203,16 +207,53 @@ fn join_and_publish(
     published
 }
 
+/// Writes process `me`'s part of `--sink files:DIR` into the staging
+/// directory, as its report to the sink has it; `fail` (testing,
+/// `--fail-part-write`) fails after writing it.
+fn write_part(files: &ResultDir, me: usize, rows: &[Vec<ResultRow>], fail: bool) -> PartOutcome {
+    let record = files.write_part(me, rows).map_err(|e| e.to_string())?;
+    if fail {
+        return Err(format!(
+            "injected failure after writing {} (--fail-part-write)",
+            record.file
+        ));
+    }
+    Ok(record)
+}
+
+/// A result-directory error in the user's words: they gave the directory
+/// as `--sink files:DIR`.
+fn sink_error(e: ClusterError) -> anyhow::Error {
+    match e {
+        ClusterError::ResultDirRefused { dir, why } => {
+            anyhow!("--sink files:{}: {why}", dir.display())
+        }
+        ClusterError::PartNotVisible {
+            process,
+            file,
+            staging,
+        } => anyhow!(
+            "process {process}'s {file} is not in {} here: --sink files:DIR needs a directory that every process sees (one machine, or a shared file system)",
+            staging.display()
+        ),
+        e => e.into(),
+    }
+}
+
 /// This run's result directory (`--sink files:DIR`), staged for removal
 /// should the process be interrupted; the sink first checks that DIR may
 /// be replaced, before any work.
-fn result_files(plan: &Plan, me: usize, transport: &dyn Transport) -> Result<Option<ResultDir>> {
+fn result_files(
+    plan: &Plan,
+    me: usize,
+    transport: &dyn Transport<Message>,
+) -> Result<Option<ResultDir>> {
     let Some(dir) = &plan.files_dir else {
         return Ok(None);
     };
-    let files = ResultDir::new(dir, transport.run_id())?;
+    let files = ResultDir::new(dir, transport.run_id()).map_err(sink_error)?;
     if me == 0 {
-        result_dir::check_replaceable(dir)?;
+        result_dir::check_replaceable(dir).map_err(sink_error)?;
     }
     crate::process::signals::remove_on_interrupt(files.staging());
     Ok(Some(files))
@@ -234,7 +275,7 @@ fn sink_output(
     let mut sink = SinkOutput::new(&plan.spec, processes, cluster);
     if let Some(f) = files {
         for (i, p) in sink.per_process.iter_mut().enumerate() {
-            p.files = vec![f.published_part(i)];
+            p.files = vec![f.published_part(i).display().to_string()];
         }
     }
     if args.verify {

@@ -6,9 +6,10 @@
 //! deadline and a greeting that checks the peers belong to this join),
 //! wrapped in [`stream::MeteredStream`] and handed to timely's TCP layer,
 //! which starts one send and one receive thread per peer. One timely
-//! worker per process runs [`worker::run`]: it exchanges the join's
-//! messages by destination and passes what arrives to the join through a
-//! queue. Compute threads are numakit's pool, not timely's.
+//! worker per process runs [`worker::run`]: it exchanges the payloads
+//! (any [`Payload`], timely's `ExchangeData` once in an envelope) by
+//! destination and passes what arrives back through a queue. Compute
+//! threads are numakit's pool, not timely's.
 //!
 //! Each pair's control connection is watched by
 //! [`crate::transport::heartbeat`], apart from timely: heartbeats reveal a
@@ -40,11 +41,11 @@ use timely::communication::{Hooks, WorkerGuards};
 use timely::WorkerConfig;
 
 use crate::error::{ClusterError, Result};
-use crate::message::Message;
+use crate::metrics::LinkTraffic;
 use crate::transport::connect::{establish, Endpoints, PeerSockets};
 use crate::transport::heartbeat::{self, Frame, PeerWatch};
 use crate::transport::verdict::{self, Evidence};
-use crate::transport::{Finished, LinkTraffic, Transport};
+use crate::transport::{Finished, Payload, Transport};
 use stream::{LinkMeter, LinkState, MeteredStream};
 use worker::{Codec, Envelope, Inbound, Outgoing};
 
@@ -106,8 +107,9 @@ fn watch_peers(peers: Vec<Option<PeerSockets>>, peer_timeout: Duration) -> Resul
     Ok((sockets, watches))
 }
 
-/// One process's end of a join's connections, on timely.
-pub struct TimelyTransport {
+/// One process's end of an exchange's connections, on timely, carrying
+/// payloads of type `M`.
+pub struct TimelyTransport<M> {
     process: usize,
     addresses: Vec<String>,
     run_id: u64,
@@ -119,14 +121,14 @@ pub struct TimelyTransport {
     /// `finish` completed: the last word is goodbye.
     finished: bool,
     codec: Arc<Codec>,
-    outgoing: Sender<Outgoing>,
-    inbound: Receiver<Inbound>,
+    outgoing: Sender<Outgoing<M>>,
+    inbound: Receiver<Inbound<M>>,
     all_done: bool,
     stop: Arc<AtomicBool>,
     guards: Option<WorkerGuards<std::result::Result<(), String>>>,
 }
 
-impl TimelyTransport {
+impl<M: Payload> TimelyTransport<M> {
     /// Connects to every peer (waiting at most `endpoints.timeout`) and
     /// starts timely's threads.
     pub fn connect(endpoints: &Endpoints) -> Result<Self> {
@@ -186,7 +188,9 @@ impl TimelyTransport {
             guards: Some(guards),
         })
     }
+}
 
+impl<M> TimelyTransport<M> {
     /// What this process knows about each peer.
     fn evidence(&self) -> Vec<Evidence> {
         self.meters
@@ -268,7 +272,7 @@ impl TimelyTransport {
     }
 }
 
-impl Drop for TimelyTransport {
+impl<M> Drop for TimelyTransport<M> {
     fn drop(&mut self) {
         let last = if self.finished {
             Frame::Goodbye
@@ -283,7 +287,7 @@ impl Drop for TimelyTransport {
     }
 }
 
-impl Transport for TimelyTransport {
+impl<M: Payload> Transport<M> for TimelyTransport<M> {
     fn process(&self) -> usize {
         self.process
     }
@@ -307,7 +311,7 @@ impl Transport for TimelyTransport {
         });
     }
 
-    fn send(&mut self, to: usize, message: Message) -> Result<()> {
+    fn send(&mut self, to: usize, payload: M) -> Result<()> {
         if to == self.process || to >= self.addresses.len() {
             return Err(ClusterError::InvalidArgument(format!(
                 "process {} cannot send to process {to}",
@@ -320,19 +324,19 @@ impl Transport for TimelyTransport {
         let envelope = Envelope {
             from: self.process as u32,
             to: to as u32,
-            message,
+            payload,
         };
         self.outgoing
             .send(Outgoing::Send(envelope))
             .map_err(|_| self.stopped())
     }
 
-    fn recv(&mut self, timeout: Duration) -> Result<Option<(usize, Message)>> {
+    fn recv(&mut self, timeout: Duration) -> Result<Option<(usize, M)>> {
         if let Some(err) = self.lost_peer() {
             return Err(err);
         }
         match self.inbound.recv_timeout(timeout) {
-            Ok(Inbound::Arrived(e)) => Ok(Some((e.from as usize, e.message))),
+            Ok(Inbound::Arrived(e)) => Ok(Some((e.from as usize, e.payload))),
             Ok(Inbound::AllDone) => {
                 self.all_done = true;
                 Ok(None)
@@ -359,7 +363,7 @@ impl Transport for TimelyTransport {
             .collect()
     }
 
-    fn finish(mut self: Box<Self>, timeout: Duration) -> Result<Finished> {
+    fn finish(mut self: Box<Self>, timeout: Duration) -> Result<Finished<M>> {
         let deadline = Instant::now() + timeout;
         let _ = self.outgoing.send(Outgoing::Close);
         let mut late = Vec::new();
@@ -395,7 +399,7 @@ impl Transport for TimelyTransport {
     }
 }
 
-impl TimelyTransport {
+impl<M> TimelyTransport<M> {
     fn not_closed(&self) -> ClusterError {
         if let Some(err) = self.lost_peer() {
             return err;

@@ -17,7 +17,8 @@ use std::time::Instant;
 
 use timely::communication::allocator::zero_copy::stream::Stream;
 
-use crate::transport::{LinkTraffic, RECEIVE_IDLE};
+use crate::metrics::LinkTraffic;
+use crate::transport::RECEIVE_IDLE;
 
 const HEADER_WORDS: usize = 6;
 const HEADER_BYTES: usize = 8 * HEADER_WORDS;
@@ -26,6 +27,7 @@ const LENGTH_WORD: usize = 4;
 /// What became of a link.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LinkState {
+    /// Neither ended nor broken yet.
     Open,
     /// The peer ended the connection properly.
     Closed,
@@ -36,6 +38,7 @@ pub enum LinkState {
 /// Counters of one link, shared by its reading and writing halves.
 #[derive(Debug)]
 pub struct LinkMeter {
+    /// The peer at the other end.
     pub peer: usize,
     bytes_sent: AtomicU64,
     bytes_received: AtomicU64,
@@ -48,6 +51,7 @@ pub struct LinkMeter {
 }
 
 impl LinkMeter {
+    /// Zeroed counters of an open link to `peer`.
     pub fn new(peer: usize) -> Self {
         Self {
             peer,
@@ -61,10 +65,12 @@ impl LinkMeter {
         }
     }
 
+    /// Bytes written to the socket so far.
     pub fn bytes_sent(&self) -> u64 {
         self.bytes_sent.load(Ordering::Relaxed)
     }
 
+    /// What has become of the link so far (the first change sticks).
     pub fn state(&self) -> LinkState {
         self.state
             .lock()
@@ -91,6 +97,7 @@ impl LinkMeter {
         }
     }
 
+    /// The link's bytes and busy time so far.
     pub fn traffic(&self) -> LinkTraffic {
         LinkTraffic {
             peer: self.peer,
@@ -160,6 +167,7 @@ pub struct MeteredStream {
 }
 
 impl MeteredStream {
+    /// `inner`, counted into `meter` (shared with its clones).
     pub fn new(inner: TcpStream, meter: Arc<LinkMeter>) -> Self {
         Self { inner, meter }
     }

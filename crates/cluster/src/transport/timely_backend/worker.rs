@@ -1,9 +1,10 @@
-//! The timely worker of a process: one dataflow that takes the join's
-//! outgoing messages from a queue, exchanges them by destination process,
-//! and hands every message that arrives to the join's queue. The worker
-//! moves data; it does not compute the join (numakit's pool does).
+//! The timely worker of a process: one dataflow that takes the outgoing
+//! payloads from a queue, exchanges them by destination process, and
+//! hands every payload that arrives to the receiving queue. The worker
+//! moves data of any [`Payload`] type; it does not know what the payloads
+//! mean, nor compute the join (numakit's pool does).
 //!
-//! Each message goes out at its own timestamp (the input advances after
+//! Each payload goes out at its own timestamp (the input advances after
 //! each batch it takes), which makes timely flush it at once rather than
 //! wait for a buffer to fill. When the input is closed and timely's
 //! progress tracking says no process can send anything more, the worker
@@ -22,35 +23,44 @@ use timely::dataflow::operators::Input;
 use timely::dataflow::InputHandle;
 use timely::worker::Worker;
 
-use crate::message::Message;
+use crate::transport::Payload;
 
-/// A message with its sender and receiver (process indices).
+/// A payload with its sender and receiver (process indices).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Envelope {
+pub struct Envelope<M> {
+    /// The sending process.
     pub from: u32,
+    /// The receiving process (timely exchanges by it).
     pub to: u32,
-    pub message: Message,
+    /// What is sent.
+    pub payload: M,
 }
 
-/// From the join to the worker.
-pub enum Outgoing {
-    Send(Envelope),
+/// From the transport's user to the worker.
+pub enum Outgoing<M> {
+    /// A payload to exchange.
+    Send(Envelope<M>),
     /// Nothing more will be sent.
     Close,
 }
 
-/// From the worker to the join.
-pub enum Inbound {
-    Arrived(Envelope),
-    /// Every process closed its input and every message was delivered.
+/// From the worker to the transport's user.
+pub enum Inbound<M> {
+    /// A payload for this process from a peer.
+    Arrived(Envelope<M>),
+    /// Every process closed its input and every payload was delivered.
     AllDone,
 }
 
 /// Time the worker spends encoding outgoing and decoding arriving
-/// messages: communication work done on the worker's thread.
+/// payloads: communication work done on the worker's thread.
 #[derive(Debug, Default)]
 pub struct Codec {
+    /// Nanoseconds spent pushing outgoing payloads into timely's input
+    /// and advancing it (which serializes them), summed.
     pub encode_ns: AtomicU64,
+    /// Nanoseconds spent taking arrived payloads out of timely (which
+    /// deserializes them) and handing them to the receiving queue, summed.
     pub decode_ns: AtomicU64,
 }
 
@@ -59,25 +69,25 @@ fn add(counter: &AtomicU64, since: Instant) {
 }
 
 /// How long the worker sleeps when it has nothing to do (it wakes at once
-/// for network traffic, and after this for the join's outgoing queue).
+/// for network traffic, and after this for the outgoing queue).
 const PARK: Duration = Duration::from_millis(1);
 
-type Batches = CapacityContainerBuilder<Vec<Envelope>>;
+type Batches<M> = CapacityContainerBuilder<Vec<Envelope<M>>>;
 
 /// Runs the worker until the dataflow completes or `stop` is set.
-pub fn run(
+pub fn run<M: Payload>(
     worker: &mut Worker,
-    outgoing: &Receiver<Outgoing>,
-    inbound: Sender<Inbound>,
+    outgoing: &Receiver<Outgoing<M>>,
+    inbound: Sender<Inbound<M>>,
     stop: &Arc<AtomicBool>,
     codec: &Arc<Codec>,
 ) -> Result<(), String> {
-    let mut input: InputHandle<u64, Batches> = InputHandle::new();
+    let mut input: InputHandle<u64, Batches<M>> = InputHandle::new();
     let mut announced = false;
     let decode = Arc::clone(codec);
     worker.dataflow::<u64, _, _>(|scope| {
         scope.input_from(&mut input).sink(
-            Exchange::new(|e: &Envelope| u64::from(e.to)),
+            Exchange::new(|e: &Envelope<M>| u64::from(e.to)),
             "Receive",
             move |(handle, frontier)| {
                 let start = Instant::now();
@@ -118,11 +128,11 @@ pub fn run(
     Ok(())
 }
 
-/// Moves every queued message into the input; returns whether any was
-/// moved and whether the join closed its side.
-fn take_outgoing(
-    outgoing: &Receiver<Outgoing>,
-    handle: &mut InputHandle<u64, Batches>,
+/// Moves every queued payload into the input; returns whether any was
+/// moved and whether the sender closed its side.
+fn take_outgoing<M: Payload>(
+    outgoing: &Receiver<Outgoing<M>>,
+    handle: &mut InputHandle<u64, Batches<M>>,
 ) -> (bool, bool) {
     let mut pushed = false;
     loop {
