@@ -48,6 +48,8 @@ pub fn describe(
         caches: caches(topology),
         distances: Some(distances(topology, &nodes)?),
         links: links(report, &nodes),
+        // The probe measures bandwidth and latency, not the protocol.
+        coherence: None,
         notes: notes(report),
     };
     description

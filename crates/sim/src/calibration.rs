@@ -32,6 +32,7 @@
 //! threads" sets 2.06. The constants follow §2 as briefed, and are not tuned
 //! to Figure 6.
 
+use numakit_topology::{Coherence, Topology};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SimError;
@@ -152,5 +153,45 @@ mod tests {
             ..Calibration::li_nehalem()
         };
         assert!(bad.validate().is_err());
+    }
+}
+
+/// Whether the fitted constants apply to a machine: the coherence
+/// coefficients were fitted on Nehalem-EX's source snooping (Li Table 1
+/// and §2), so predictions for a machine that keeps coherence otherwise,
+/// or does not say how, are shapes, not calibrated figures.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ModelFit {
+    /// True on one socket (no snoops cross a link) or with source snooping.
+    pub calibrated: bool,
+    /// Why the predictions are uncalibrated, for people; empty when they
+    /// are calibrated.
+    pub note: String,
+}
+
+impl ModelFit {
+    /// The fit of the model to `topo`.
+    pub fn of(topo: &Topology) -> ModelFit {
+        let sockets: std::collections::BTreeSet<_> = topo
+            .nodes
+            .iter()
+            .map(|n| n.socket.unwrap_or(n.id))
+            .collect();
+        let why = match topo.coherence {
+            _ if sockets.len() <= 1 => None,
+            Some(Coherence::SourceSnoop) => None,
+            Some(Coherence::Directory) => Some(
+                "this machine keeps coherence with a directory, and the model's snoop coefficients were fitted on Nehalem-EX's source snooping",
+            ),
+            None => Some(
+                "the machine's description does not say how it keeps coherence (\"coherence\": \"source-snoop\" or \"directory\"), and the model's snoop coefficients were fitted on Nehalem-EX's source snooping",
+            ),
+        };
+        ModelFit {
+            calibrated: why.is_none(),
+            note: why
+                .map(|w| format!("uncalibrated: {w}"))
+                .unwrap_or_default(),
+        }
     }
 }

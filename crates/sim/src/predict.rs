@@ -11,7 +11,7 @@ use numakit_shuffle::{Layout, Schedule, Strategy, SyncMode};
 use numakit_topology::Topology;
 use serde::Serialize;
 
-use crate::calibration::Calibration;
+use crate::calibration::{Calibration, ModelFit};
 use crate::error::SimError;
 use crate::machine::Machine;
 use crate::simulate::{simulate_on, SimOptions};
@@ -57,6 +57,8 @@ pub struct MachineReport {
     pub options: SimOptions,
     /// The model constants used.
     pub calibration: Calibration,
+    /// Whether those constants apply to this machine.
+    pub fit: ModelFit,
     /// Every strategy, tight then loose.
     pub rows: Vec<ReportRow>,
     /// One thread per socket up to the layout's threads per socket.
@@ -95,7 +97,10 @@ pub struct Plan {
     /// Whether migration beats the recommendation by more than 5% when the
     /// consumer's state is small.
     pub migration_better: bool,
-    /// One or two lines for people.
+    /// Whether the model's constants apply to this machine.
+    pub fit: ModelFit,
+    /// One or two lines for people (and a third when the predictions are
+    /// uncalibrated).
     pub why: String,
 }
 
@@ -139,6 +144,7 @@ pub fn predict_machine_with(
         layout,
         options: *opts,
         calibration: *cal,
+        fit: ModelFit::of(topo),
         rows,
         sweep,
     })
@@ -159,12 +165,17 @@ pub fn plan(
         Strategy::Migration,
     ];
     let rows = rows_for(&machine, layout, cal, &SimOptions::default(), &strategies)?;
-    plan_from_rows(&machine.name, layout, &rows)
+    plan_from_rows(&machine.name, layout, &rows, ModelFit::of(topo))
 }
 
 /// The recommendation from an existing report (no new simulation).
 pub fn plan_from_report(report: &MachineReport) -> Result<Plan, SimError> {
-    plan_from_rows(&report.machine, report.layout, &report.rows)
+    plan_from_rows(
+        &report.machine,
+        report.layout,
+        &report.rows,
+        report.fit.clone(),
+    )
 }
 
 /// The default is every hardware thread of a socket: Figure 6 reports the
@@ -230,7 +241,12 @@ fn best(rows: &[ReportRow], keep: impl Fn(&ReportRow) -> bool) -> Option<&Report
         .min_by_key(|r| preference(r))
 }
 
-fn plan_from_rows(machine: &str, layout: Layout, rows: &[ReportRow]) -> Result<Plan, SimError> {
+fn plan_from_rows(
+    machine: &str,
+    layout: Layout,
+    rows: &[ReportRow],
+    fit: ModelFit,
+) -> Result<Plan, SimError> {
     let missing =
         |what: &str| SimError::BadOption(format!("no prediction for {what} to plan from"));
     let moving = |r: &ReportRow| {
@@ -269,6 +285,11 @@ fn plan_from_rows(machine: &str, layout: Layout, rows: &[ReportRow]) -> Result<P
         };
         format!("{first}\n{second}")
     };
+    let why = if fit.calibrated {
+        why
+    } else {
+        format!("{why}\n{}", fit.note)
+    };
     let (strategy, sync) = if layout.sockets == 1 {
         (Strategy::Ring, SyncMode::Tight)
     } else {
@@ -284,6 +305,7 @@ fn plan_from_rows(machine: &str, layout: Layout, rows: &[ReportRow]) -> Result<P
         migration_sync: migration.sync,
         migration_gbs: migration.gbs,
         migration_better,
+        fit,
         why,
     })
 }
@@ -312,15 +334,50 @@ mod tests {
             row(Strategy::Migration, SyncMode::Tight, 80.0),
             row(Strategy::Migration, SyncMode::Loose, 70.0),
         ];
-        let plan = plan_from_rows("m", Layout::new(2, 2), &rows).unwrap();
+        let calibrated = ModelFit {
+            calibrated: true,
+            note: String::new(),
+        };
+        let plan = plan_from_rows("m", Layout::new(2, 2), &rows, calibrated.clone()).unwrap();
         assert_eq!(
             (plan.strategy, plan.sync),
             (Strategy::Ring, SyncMode::Tight)
         );
         assert!(plan.migration_better && plan.migration_sync == SyncMode::Tight);
         assert!(plan.why.contains("+60%"), "{}", plan.why);
-        let err = plan_from_rows("m", Layout::new(2, 2), &rows[..3]).unwrap_err();
+        let err = plan_from_rows("m", Layout::new(2, 2), &rows[..3], calibrated).unwrap_err();
         assert!(err.to_string().contains("migration"), "{err}");
+    }
+
+    #[test]
+    fn predictions_for_machines_the_model_was_not_fitted_on_say_so() {
+        let fit =
+            |name: &str| ModelFit::of(&numakit_topology::presets::topology(name).expect("preset"));
+        for name in ["nehalem-ex-4s", "nehalem-ex-8s", "westmere-ex-4s"] {
+            assert!(fit(name).calibrated, "{name}");
+        }
+        for name in [
+            "xeon-8480-2s",
+            "opteron-istanbul-2s",
+            "ultrasparc-t2plus-4c",
+        ] {
+            let f = fit(name);
+            assert!(
+                !f.calibrated && f.note.contains("directory"),
+                "{name}: {f:?}"
+            );
+        }
+        let topo = numakit_topology::presets::topology("xeon-8480-2s").expect("preset");
+        let p = plan(&topo, None, &Calibration::li_nehalem()).expect("plan");
+        assert!(p.why.contains("uncalibrated"), "{}", p.why);
+        let report = predict_machine(&topo, None, &Calibration::li_nehalem()).expect("report");
+        assert!(crate::render_report(&report).contains("uncalibrated"));
+        let agg = crate::aggregation::sweep(&topo, None, &[1e3], &Default::default())
+            .expect("aggregation");
+        assert!(crate::aggregation::render_aggregation(&agg).contains("uncalibrated"));
+        let mut undescribed = numakit_topology::presets::topology("nehalem-ex-4s").expect("preset");
+        undescribed.coherence = None;
+        assert!(ModelFit::of(&undescribed).note.contains("does not say"));
     }
 
     #[test]

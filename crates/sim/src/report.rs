@@ -31,6 +31,9 @@ pub fn render_report(report: &MachineReport) -> String {
         "model: snoop request {:.3} / response {:.3} per GB read, {:.2} GB/s per thread ({thread_source})",
         cal.coherence_request, cal.coherence_response, cal.per_thread_gbs
     );
+    if !report.fit.calibrated {
+        let _ = writeln!(out, "{}", report.fit.note);
+    }
     let _ = writeln!(
         out,
         "\n{:<16} {:<6} {:>7}  bottleneck",

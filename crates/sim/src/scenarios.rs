@@ -209,10 +209,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_constants_reproduce_every_measurement_within_ten_percent() {
+    fn the_constants_reproduce_every_measurement_within_three_percent() {
+        // The crate docs promise 3%: the worst is Table 1's 5.45 vs 5.3.
         for c in check_scenarios(&Calibration::li_nehalem()).unwrap() {
             assert!(
-                c.relative_error.abs() <= 0.10,
+                c.relative_error.abs() <= 0.03,
                 "{}: predicted {:.2} GB/s, measured {:.2}",
                 c.name,
                 c.predicted_gbs,

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Result, TopologyError};
 use crate::idset::{CpuSet, IdSet};
 use crate::model::{
-    hop_count, Allowed, Cache, CacheKind, Cpu, Link, Node, NodeId, Origin, Topology,
+    hop_count, Allowed, Cache, CacheKind, Coherence, Cpu, Link, Node, NodeId, Origin, Topology,
 };
 use crate::sysfs::{DEFAULT_LOCAL_DISTANCE, DEFAULT_REMOTE_DISTANCE};
 
@@ -43,6 +43,11 @@ pub struct MachineDescription {
     /// Interconnect links between nodes (may be empty).
     #[serde(default)]
     pub links: Vec<LinkDescription>,
+    /// How the sockets keep coherence: `source-snoop` or `directory`
+    /// (optional; the simulator marks its predictions uncalibrated unless
+    /// it is `source-snoop`, the protocol its model was fitted on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coherence: Option<Coherence>,
     /// Remarks carried into [`Topology::notes`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -344,6 +349,7 @@ impl MachineDescription {
             distances,
             distances_reported,
             links: self.model_links(),
+            coherence: self.coherence,
             mem_total_bytes,
             notes: self.notes.clone(),
         }

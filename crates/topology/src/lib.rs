@@ -25,7 +25,9 @@ use std::path::Path;
 pub use describe::MachineDescription;
 pub use error::{Result, TopologyError};
 pub use idset::{CpuSet, IdSet, NodeSet};
-pub use model::{Allowed, Cache, CacheKind, Cpu, CpuId, Link, Node, NodeId, Origin, Topology};
+pub use model::{
+    Allowed, Cache, CacheKind, Coherence, Cpu, CpuId, Link, Node, NodeId, Origin, Topology,
+};
 pub use sysfs::{discover, discover_at};
 
 /// Loads a described machine: a preset name, or a path to a JSON file

@@ -36,6 +36,20 @@ pub enum Origin {
     },
 }
 
+/// How the sockets keep their caches coherent: what decides the snoop
+/// traffic a remote read puts on the links (the simulator's coherence
+/// model is fitted on source snooping only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Coherence {
+    /// Every read broadcasts snoops to the other sockets (Nehalem-EX and
+    /// Westmere-EX with QPI source snooping, Li et al. §2).
+    SourceSnoop,
+    /// A directory or probe filter (or a central coherence hub) sends
+    /// snoops only where a line may be cached.
+    Directory,
+}
+
 /// One NUMA node.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Node {
@@ -144,6 +158,9 @@ pub struct Topology {
     pub distances_reported: bool,
     /// Interconnect links (empty for discovered machines).
     pub links: Vec<Link>,
+    /// How coherence is kept between sockets, where the description says
+    /// (`None` for discovered machines).
+    pub coherence: Option<Coherence>,
     /// The CPUs and nodes this process may use (everything, for described machines).
     pub allowed: Allowed,
     /// `MemTotal` of the machine in bytes; `None` when `/proc/meminfo` is

@@ -48,6 +48,7 @@ pub fn discover_at(root: &Path) -> Result<Topology> {
         distances,
         distances_reported,
         links: Vec::new(),
+        coherence: None,
         allowed,
         mem_total_bytes,
         notes,

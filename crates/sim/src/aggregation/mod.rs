@@ -57,7 +57,7 @@ use numakit_shuffle::{Layout, Schedule, Strategy, SyncMode};
 use numakit_topology::Topology;
 use serde::Serialize;
 
-use crate::calibration::Calibration;
+use crate::calibration::{Calibration, ModelFit};
 use crate::error::SimError;
 use crate::machine::Machine;
 
@@ -214,6 +214,8 @@ pub struct AggReport {
     pub points: Vec<AggPoint>,
     /// Where the ring shuffle overtakes migration, then migration & copy.
     pub crossovers: Vec<Crossover>,
+    /// Whether the model's constants apply to this machine.
+    pub fit: ModelFit,
 }
 
 /// 1K to 64M keys per partition, by powers of 4.
@@ -273,6 +275,7 @@ pub fn sweep(
         line_bytes: setup.line_bytes,
         points,
         crossovers,
+        fit: ModelFit::of(topo),
     })
 }
 

@@ -37,6 +37,9 @@ pub fn render_aggregation(report: &AggReport) -> String {
         l.threads_per_socket,
         report.options.rows
     );
+    if !report.fit.calibrated {
+        let _ = writeln!(out, "{}", report.fit.note);
+    }
     let _ = writeln!(
         out,
         "cache room per thread {:.0} KiB; {} sync; updates that hit cost nothing (GB/s are upper bounds)",

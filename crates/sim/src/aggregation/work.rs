@@ -75,7 +75,11 @@ pub(super) fn misses(lines: f64, cache: f64, updates: f64, cold: bool) -> f64 {
 /// The cache room of one consumer thread, when `per_socket` consumers run
 /// on each socket: the largest data or unified cache's share (its size
 /// over the consumers that share it), and the line size.
-pub(super) fn cache_per_thread(topo: &Topology, machine: &Machine, per_socket: usize) -> (f64, f64) {
+pub(super) fn cache_per_thread(
+    topo: &Topology,
+    machine: &Machine,
+    per_socket: usize,
+) -> (f64, f64) {
     let mut best = 0.0f64;
     let mut line = DEFAULT_LINE_BYTES;
     for s in 0..machine.socket_count() {
