@@ -134,6 +134,44 @@ pub fn nested_loop(left: &[Tuple], right: &[Tuple], predicate: Predicate) -> Vec
 mod tests {
     use super::*;
 
+    /// What `--verify` compares (rows and the sum of the rows' hashes)
+    /// tells a wrong result from the right one even when the wrong one has
+    /// the right count and the right sums of every field: payloads paired
+    /// with the wrong partners within one key.
+    #[test]
+    fn the_verified_hash_sees_payloads_paired_wrongly_within_a_key() {
+        let row = |left, right| ResultRow {
+            key: 5,
+            left,
+            right,
+        };
+        let hash = |rows: &[ResultRow]| rows.iter().fold(0u64, |a, r| a.wrapping_add(r.checksum()));
+        let right = [row(1, 10), row(1, 20), row(2, 10), row(2, 20)];
+        let wrong = [row(1, 10), row(1, 10), row(2, 20), row(2, 20)];
+        assert_eq!(right.len(), wrong.len());
+        let fields = |rows: &[ResultRow]| {
+            rows.iter()
+                .fold((0u64, 0u64), |(l, r), x| (l + x.left, r + x.right))
+        };
+        assert_eq!(
+            fields(&right),
+            fields(&wrong),
+            "the same sums of every field"
+        );
+        assert_ne!(hash(&right), hash(&wrong));
+        let tuples = |v: &[(u64, u64)]| {
+            v.iter()
+                .map(|&(key, payload)| Tuple { key, payload })
+                .collect::<Vec<_>>()
+        };
+        let r = tuples(&[(5, 1), (5, 2)]);
+        let s = tuples(&[(5, 10), (5, 20)]);
+        for predicate in [Predicate::Equal, Predicate::Band { width: 0 }] {
+            let got = sequential_non_equi(&r, &s, predicate, Output::Checksum);
+            assert_eq!((got.rows, got.checksum), (4, hash(&right)), "{predicate:?}");
+        }
+    }
+
     #[test]
     fn the_sequential_non_equi_join_equals_the_nested_loop() {
         let l: Vec<Tuple> = [5u64, 0, 9, 9, u64::MAX, 3]

@@ -75,6 +75,7 @@ pub enum JoinAlgorithm {
 }
 
 impl JoinAlgorithm {
+    /// Every algorithm, in the order the CLI lists them.
     pub const ALL: [JoinAlgorithm; 4] = [
         JoinAlgorithm::NoPartition,
         JoinAlgorithm::RadixPro,
@@ -82,6 +83,8 @@ impl JoinAlgorithm {
         JoinAlgorithm::Mpsm,
     ];
 
+    /// The short name the algorithm is parsed from and reported by:
+    /// "npo", "pro", "cprl" or "mpsm".
     pub fn name(self) -> &'static str {
         match self {
             Self::NoPartition => "npo",
@@ -118,27 +121,48 @@ pub enum JoinOutput {
 /// rows and for semi and anti joins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct JoinRow {
+    /// The key the two sides matched on (the left tuple's key when
+    /// `right` is `None`).
     pub key: u64,
+    /// Payload of the left (build) tuple.
     pub left: u64,
+    /// Payload of the matching right (probe) tuple; `None` for an
+    /// unmatched row of a left outer join and for semi and anti joins.
     pub right: Option<u64>,
 }
 
+/// splitmix64's finalizer: a bijection of u64 that spreads every input
+/// bit over the output.
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 impl JoinRow {
-    /// The row's contribution to [`JoinResult::checksum`].
+    /// The row's contribution to [`JoinResult::checksum`]: a hash of the
+    /// whole row (key, left payload, right payload or its absence), so
+    /// the sum over rows is independent of their order but sees payloads
+    /// swapped between rows of one key (a plain sum of the fields would
+    /// not).
     #[inline]
     pub fn checksum(&self) -> u64 {
-        self.key
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .wrapping_add(self.left)
-            .wrapping_add(self.right.map_or(0x5bd1_e995, |r| r.rotate_left(17)))
+        let right = self
+            .right
+            .map_or(0x5bd1_e995_0000_0001, |r| mix64(r ^ 0xa076_1d64_78bd_642f));
+        mix64(mix64(self.key.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ self.left) ^ right)
     }
 }
 
 /// Options of a join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct JoinOptions {
+    /// How the join is computed.
     pub algorithm: JoinAlgorithm,
+    /// Which rows it returns (inner, left outer, semi, anti).
     pub kind: JoinKind,
+    /// Whether result rows are counted, checksummed or kept.
     pub output: JoinOutput,
     /// With [`JoinOutput::Materialize`]: keep at most this many rows, and
     /// fail with [`OpsError::ResultTooLarge`](crate::OpsError::ResultTooLarge)
@@ -162,6 +186,51 @@ pub struct JoinResult {
 }
 
 /// Joins `left` (R, build side) with `right` (S, probe side) on `pool`.
+///
+/// # Examples
+///
+/// An inner hash join of three customers (key: id, payload: credit)
+/// with four orders (key: customer id, payload: order number), keeping
+/// the result rows:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use numakit_ops::join::{join, JoinAlgorithm, JoinKind, JoinOptions, JoinOutput, JoinRow};
+/// use numakit_ops::timing::Silent;
+/// use numakit_ops::{Relation, Tuple};
+/// use numakit_placement::PlacementMode;
+/// use numakit_pool::PoolBuilder;
+///
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let pool = PoolBuilder::new(topology)
+///     .threads(2)
+///     .placement(PlacementMode::BestEffort)
+///     .build()?;
+/// let customers = Relation::from_tuples(
+///     &pool,
+///     &[Tuple::new(1, 100), Tuple::new(2, 200), Tuple::new(3, 300)],
+/// )?;
+/// let orders = Relation::from_tuples(
+///     &pool,
+///     &[Tuple::new(2, 7), Tuple::new(3, 8), Tuple::new(3, 9), Tuple::new(4, 10)],
+/// )?;
+/// let opts = JoinOptions {
+///     algorithm: JoinAlgorithm::NoPartition,
+///     kind: JoinKind::Inner,
+///     output: JoinOutput::Materialize,
+///     row_limit: None,
+/// };
+/// let result = join(&pool, &customers, &orders, &opts, &Silent)?;
+/// assert_eq!(result.rows, 3);
+///
+/// // One buffer of rows per worker, in no particular order.
+/// let mut rows: Vec<JoinRow> = result.materialized.concat();
+/// rows.sort();
+/// let row = |key, left, right| JoinRow { key, left, right: Some(right) };
+/// assert_eq!(rows, [row(2, 200, 7), row(3, 300, 8), row(3, 300, 9)]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn join(
     pool: &Pool,
     left: &Relation,

@@ -214,6 +214,19 @@ mod tests {
     }
 
     #[test]
+    fn the_checksum_sees_payloads_swapped_between_rows_of_a_key() {
+        let row = |key, left, right| JoinRow { key, left, right };
+        let sum = |rows: &[JoinRow]| rows.iter().fold(0u64, |a, r| a.wrapping_add(r.checksum()));
+        let right = [row(5, 1, Some(10)), row(5, 2, Some(20))];
+        let swapped = [row(5, 1, Some(20)), row(5, 2, Some(10))];
+        let reordered = [row(5, 2, Some(20)), row(5, 1, Some(10))];
+        assert_ne!(sum(&right), sum(&swapped));
+        assert_eq!(sum(&right), sum(&reordered));
+        assert_ne!(row(5, 1, None).checksum(), row(5, 1, Some(0)).checksum());
+        assert_ne!(row(1, 2, Some(3)).checksum(), row(2, 1, Some(3)).checksum());
+    }
+
+    #[test]
     fn a_spent_budget_stops_keeping_rows_and_fails_the_join() {
         let opts = JoinOptions {
             algorithm: crate::join::JoinAlgorithm::NoPartition,

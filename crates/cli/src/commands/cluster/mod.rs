@@ -26,7 +26,9 @@ use numakit_cluster::reference::single_machine;
 use numakit_cluster::result_dir::{self, ResultDir};
 use numakit_cluster::transport::connect::Endpoints;
 use numakit_cluster::transport::Transport;
-use numakit_cluster::{run_process_delivering, ClusterError, PartOutcome, ProcessRun, ResultRow};
+use numakit_cluster::{
+    run_process_delivering, ClusterError, Output, PartOutcome, ProcessRun, ResultRow,
+};
 use numakit_ops::datagen::generate;
 use numakit_ops::Relation;
 use numakit_placement::PlacementMode;
@@ -42,6 +44,7 @@ use plan::{check_memory, plan, Plan};
 /// its own (a lost peer is noticed at once; this bounds a stuck one).
 const FINISH_TIMEOUT: Duration = Duration::from_secs(3600);
 
+/// `numakit cluster ...`: runs the subcommand.
 pub fn run(command: &ClusterCommand, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     match command {
         ClusterCommand::Join(args) => join(args, mode, json, quiet),
@@ -87,7 +90,9 @@ fn join(args: &ClusterJoinArgs, mode: PlacementMode, json: bool, quiet: bool) ->
 
 /// What one process ends with.
 pub struct Ended {
+    /// Its own metrics and the files it wrote.
     pub own: ProcessOutput,
+    /// The whole join's report, on the sink (process 0) only.
     pub sink: Option<SinkOutput>,
 }
 
@@ -362,9 +367,13 @@ fn verify(
     let got = &sink.result;
     let same = got.rows == want.rows && got.checksum == want.checksum && got.sample == want.sample;
     sink.verified = Some(same);
+    let compared = match plan.spec.output {
+        Output::Count => "rows only: the result was counted (--sink count, or an inequality join too large to hash), not hashed",
+        _ => "rows and an order-independent hash of every (key, left payload, right payload)",
+    };
     sink.verify_note = if same {
         format!(
-            "the same as numakit's single-machine join ({} rows)",
+            "the same as numakit's single-machine join ({} rows; compared: {compared})",
             want.rows
         )
     } else {

@@ -40,9 +40,13 @@ pub fn check_memory(args: &ClusterJoinArgs, processes: usize) -> Result<()> {
 
 /// The parsed options shared by every process.
 pub struct Plan {
+    /// The join: predicate, key, buckets, order, sink output.
     pub spec: JoinSpec,
+    /// Where `--sink files:DIR` publishes the result rows.
     pub files_dir: Option<PathBuf>,
+    /// How R is generated (rows over all processes, keys, seed).
     pub left_spec: GenSpec,
+    /// How S is generated (seed + 1).
     pub right_spec: GenSpec,
 }
 
@@ -65,8 +69,12 @@ fn plan_of(args: &ClusterJoinArgs) -> Result<Plan> {
         .order
         .first()
         .ok_or_else(|| crate::usage_error!("--order names no order"))?;
-    let (output, files_dir) = sink_of(args.sink.as_deref(), predicate)?;
     let (left_spec, right_spec) = generated_specs(args)?;
+    let (output, files_dir) = sink_of(
+        args.sink.as_deref(),
+        predicate,
+        left_spec.rows.saturating_mul(right_spec.rows),
+    )?;
     let broadcast = match args.broadcast.as_str() {
         "left" => Side::Left,
         "right" => Side::Right,
@@ -104,12 +112,25 @@ fn plan_of(args: &ClusterJoinArgs) -> Result<Plan> {
     })
 }
 
-fn sink_of(text: Option<&str>, predicate: Predicate) -> Result<(Output, Option<PathBuf>)> {
-    let text = text.unwrap_or(if predicate == Predicate::Less {
-        "count"
-    } else {
-        "sum"
-    });
+/// The most result rows an inequality join hashes by default (its result
+/// can hold every pair; beyond this it is counted, not enumerated).
+pub const HASHED_LESS_ROWS: u64 = 1 << 28;
+
+/// The sink's output: `--sink`, or by default the rows and their hash
+/// (`sum`), except for an inequality join whose result could exceed
+/// [`HASHED_LESS_ROWS`] (`pairs` bounds it): counted only.
+fn sink_of(
+    text: Option<&str>,
+    predicate: Predicate,
+    pairs: u64,
+) -> Result<(Output, Option<PathBuf>)> {
+    let text = text.unwrap_or(
+        if predicate == Predicate::Less && pairs > HASHED_LESS_ROWS {
+            "count"
+        } else {
+            "sum"
+        },
+    );
     Ok(match text.split_once(':') {
         None if text == "count" => (Output::Count, None),
         None if text == "sum" => (Output::Checksum, None),
