@@ -144,7 +144,7 @@ fn parallel_copy(pool: &Pool, rel: &Relation) -> Result<(), String> {
             let mut out = recycle::take(pool, ctx.node, input.len()).map_err(|e| e.to_string())?;
             out[..input.len()].copy_from_slice(input);
             std::hint::black_box(&out);
-            recycle::give_back(ctx.node, out);
+            recycle::give_back(pool, ctx.node, out);
             Ok(())
         })
         .map_err(|e| e.to_string())?;

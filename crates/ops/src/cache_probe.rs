@@ -1,5 +1,5 @@
 //! How much of the shared last-level cache a worker can really count on,
-//! measured once per process.
+//! measured once per pool.
 //!
 //! sysfs reports the size of the cache the CPU has, not what a thread in a
 //! virtual machine or on one chiplet of a big CPU gets: a development VM
@@ -7,18 +7,23 @@
 //! stayed fast only up to about 4-6 MiB on the first and 8-16 MiB on the
 //! second. So the operators size their tables by measurement: a pointer
 //! chase over doubling working sets, each a random cycle through its cache
-//! lines, finds the knee where the latency climbs to memory's. The usable
-//! cache is the largest working set still well below memory latency.
+//! lines ([`crate::chase`], the chase the memory probe walks too), finds
+//! the knee where the latency climbs to memory's. The usable cache is the
+//! largest working set still well below memory latency.
 //!
-//! The probe costs a few tens of milliseconds and 64 MiB of memory, once;
-//! its result is kept for the life of the process. It measures one thread
+//! The probe costs a few tens of milliseconds and 64 MiB of memory, once
+//! per pool: its result is kept in the pool's runtime state
+//! ([`numakit_pool::Pool::state`]) and dropped with the pool. Callers that
+//! time operators call [`measured`] before the timed region, so that the
+//! first operator does not pay for it. It measures the calling thread
 //! and does not model how threads share the cache: callers split the
 //! result among the workers that share it.
 
-use std::sync::OnceLock;
-use std::time::Instant;
+use std::sync::Arc;
 
-use crate::datagen::splitmix64;
+use numakit_pool::Pool;
+
+use crate::chase::{self, LINE_BYTES, LINE_WORDS};
 
 /// The largest working set the probe walks; caches above it count as this.
 pub const PROBE_MAX_BYTES: u64 = 64 << 20;
@@ -37,10 +42,7 @@ const FLAT_RATIO: f64 = 3.0;
 /// 60 ns and more even on one socket.
 const CACHE_FAST_NS: f64 = 30.0;
 /// Timed loads per working set.
-const TIMED_LOADS: usize = 1 << 16;
-const LINE_BYTES: u64 = 64;
-/// `u32` slots per cache line: the chase stores one index per line.
-const SLOTS_PER_LINE: usize = (LINE_BYTES / 4) as usize;
+const TIMED_LOADS: u64 = 1 << 16;
 
 /// What the probe saw.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,18 +53,25 @@ pub struct CacheProbe {
     pub usable_bytes: u64,
 }
 
-/// The process-wide measurement (made on first use).
-pub fn measured() -> &'static CacheProbe {
-    static PROBE: OnceLock<CacheProbe> = OnceLock::new();
-    PROBE.get_or_init(|| {
-        let latencies = measure_latencies();
-        let usable_bytes = knee(&latencies);
-        log::debug!("cache probe: {latencies:?} -> usable {usable_bytes} bytes");
-        CacheProbe {
-            latencies,
-            usable_bytes,
-        }
-    })
+/// The measurement for `pool`: made on the calling thread on the pool's
+/// first call, then kept in the pool's state (keyed by [`CacheProbe`])
+/// and returned to every later call. Call it before a timed region to
+/// keep the measurement out of it. A caller that knows the answer (a
+/// test, a saved measurement) may put its own `CacheProbe` in the pool's
+/// state first, with [`Pool::state_or_init`].
+pub fn measured(pool: &Pool) -> Arc<CacheProbe> {
+    pool.state_or_init(measure)
+}
+
+/// A new measurement on the calling thread.
+fn measure() -> CacheProbe {
+    let latencies = measure_latencies();
+    let usable_bytes = knee(&latencies);
+    log::debug!("cache probe: {latencies:?} -> usable {usable_bytes} bytes");
+    CacheProbe {
+        latencies,
+        usable_bytes,
+    }
 }
 
 /// The largest working set whose latency is at most 0.4 of the latency of
@@ -94,60 +103,37 @@ pub fn knee(latencies: &[(u64, f64)]) -> u64 {
 }
 
 fn measure_latencies() -> Vec<(u64, f64)> {
-    let mut next = vec![0u32; (PROBE_MAX_BYTES / 4) as usize];
+    let mut words = vec![0u64; PROBE_MAX_BYTES as usize / 8];
     let mut latencies = Vec::new();
     let mut bytes = PROBE_MIN_BYTES;
     while bytes <= PROBE_MAX_BYTES {
-        let lines = (bytes / LINE_BYTES) as usize;
-        link_random_cycle(&mut next, lines, bytes);
-        latencies.push((bytes, chase_ns(&next, lines)));
+        let lines = (bytes / LINE_BYTES as u64) as usize;
+        let start = chase::link_random_cycle(&mut words, lines, bytes);
+        latencies.push((bytes, chase_ns(&words, lines, start)));
         bytes *= 2;
     }
     latencies
 }
 
-/// Links the first `lines` cache lines of `next` into one random cycle
-/// (Sattolo's shuffle), each line's first slot holding the next line's.
-fn link_random_cycle(next: &mut [u32], lines: usize, seed: u64) {
-    let mut order: Vec<u32> = (0..lines as u32).collect();
-    for i in (1..lines).rev() {
-        let j = (splitmix64(seed ^ i as u64) % i as u64) as usize;
-        order.swap(i, j);
-    }
-    // Successors in a compact array first (random writes that stay in the
-    // cache), then one sequential pass over the probe's memory.
-    let mut successor = vec![0u32; lines];
-    for i in 0..lines {
-        successor[order[i] as usize] = order[(i + 1) % lines];
-    }
-    for (line, &to) in successor.iter().enumerate() {
-        next[line * SLOTS_PER_LINE] = to * SLOTS_PER_LINE as u32;
-    }
-}
-
-/// Nanoseconds per load of a chase through the cycle.
-fn chase_ns(next: &[u32], lines: usize) -> f64 {
+/// Nanoseconds per load of a chase from `start` through the cycle of the
+/// first `lines` lines of `words`.
+fn chase_ns(words: &[u64], lines: usize, start: usize) -> f64 {
     // Warm the cache with one sequential pass (the prefetcher makes it
     // cheap), not by chasing: chasing a set that does not fit would cost
     // a memory latency per line.
-    let warm = next[..lines * SLOTS_PER_LINE]
+    let warm = words[..lines * LINE_WORDS]
         .iter()
-        .step_by(SLOTS_PER_LINE)
-        .fold(0u32, |a, &x| a ^ x);
+        .step_by(LINE_WORDS)
+        .fold(0u64, |a, &x| a ^ x);
     std::hint::black_box(warm);
-    let mut at = 0u32;
-    let start = Instant::now();
-    for _ in 0..TIMED_LOADS {
-        at = next[at as usize];
-    }
-    let ns = start.elapsed().as_nanos() as f64 / TIMED_LOADS as f64;
-    std::hint::black_box(at);
-    ns
+    let (taken, _) = chase::chase(words, start, TIMED_LOADS);
+    taken.as_nanos() as f64 / TIMED_LOADS as f64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::pool;
 
     const MIB: u64 = 1 << 20;
 
@@ -192,28 +178,10 @@ mod tests {
     }
 
     #[test]
-    fn the_cycle_visits_every_line_once() {
-        let lines = 1000;
-        let mut next = vec![0u32; lines * SLOTS_PER_LINE];
-        link_random_cycle(&mut next, lines, 7);
-        let mut seen = vec![false; lines];
-        let mut at = 0usize;
-        for _ in 0..lines {
-            assert_eq!(at % SLOTS_PER_LINE, 0);
-            assert!(
-                !seen[at / SLOTS_PER_LINE],
-                "line {} twice",
-                at / SLOTS_PER_LINE
-            );
-            seen[at / SLOTS_PER_LINE] = true;
-            at = next[at] as usize;
-        }
-        assert!(seen.iter().all(|&s| s) && at == 0);
-    }
-
-    #[test]
-    fn the_measurement_is_ordered_and_bounded() {
-        let probe = measured();
+    fn the_measurement_is_ordered_and_bounded_and_made_once_per_pool() {
+        let pool = pool(1);
+        let probe = measured(&pool);
+        assert!(Arc::ptr_eq(&probe, &measured(&pool)), "kept by the pool");
         let sizes: Vec<u64> = probe.latencies.iter().map(|&(b, _)| b).collect();
         assert_eq!(sizes.first(), Some(&PROBE_MIN_BYTES));
         assert_eq!(sizes.last(), Some(&PROBE_MAX_BYTES));

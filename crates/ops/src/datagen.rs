@@ -32,10 +32,30 @@ use crate::tuple::Tuple;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum KeyDist {
-    Uniform { max: u64 },
+    /// Keys drawn uniformly from `1..=max` (`uniform:MAX`).
+    Uniform {
+        /// The largest key, at least 1.
+        max: u64,
+    },
+    /// The keys `1..=rows` each once, in random order: a primary key
+    /// (`dense`).
     Dense,
-    ForeignKey { build_rows: u64 },
-    Zipf { distinct: u64, exponent: f64 },
+    /// Keys drawn uniformly from `1..=build_rows`: every row matches one
+    /// row of a [`KeyDist::Dense`] relation of `build_rows` rows
+    /// (`fk:BUILD_ROWS`).
+    ForeignKey {
+        /// Rows of the build side the keys refer to, at least 1.
+        build_rows: u64,
+    },
+    /// Keys from `1..=distinct` with P(k) proportional to `1 / k^exponent`
+    /// (`zipf:S[:DISTINCT]`).
+    Zipf {
+        /// Number of possible keys, at least 1 (default: the rows).
+        distinct: u64,
+        /// The skew s, finite and at least 0 (0 is uniform).
+        exponent: f64,
+    },
+    /// The keys `1..=rows` in row order (`sequential`).
     Sequential,
 }
 
@@ -88,8 +108,11 @@ impl KeyDist {
 /// What to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct GenSpec {
+    /// Number of tuples in the whole relation.
     pub rows: u64,
+    /// How the keys are drawn.
     pub keys: KeyDist,
+    /// Seed of the generator: the same seed gives the same relation.
     pub seed: u64,
 }
 
@@ -112,6 +135,7 @@ pub struct Permutation {
 }
 
 impl Permutation {
+    /// The permutation of `0..n` that `seed` picks.
     pub fn new(n: u64, seed: u64) -> Self {
         let bits = 64 - n.saturating_sub(1).leading_zeros();
         let half_bits = bits.div_ceil(2).max(1);

@@ -17,6 +17,7 @@
 
 pub mod aggregate;
 pub mod cache_probe;
+pub mod chase;
 pub mod datagen;
 pub mod error;
 pub mod hash;

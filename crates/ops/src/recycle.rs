@@ -7,12 +7,19 @@
 //! backed yet cost up to 2 s per GB). Allocators of other engines keep
 //! freed memory for the same reason. So buffers that operators no longer
 //! need (partition outputs, sort runs and spares, sorted results that
-//! were dropped, aggregation tables) come back here, one list per node,
-//! and the next operator takes the smallest cached buffer that fits
-//! before it maps a new one. At most a quarter of the machine's memory
-//! (or 2 GiB where that is unknown) and [`MAX_BUFFERS`] buffers are kept,
-//! and nothing is kept on a node that is short of free memory;
-//! [`release_all`] gives everything back to the system.
+//! were dropped, aggregation tables) come back to a [`Recycler`], one list
+//! per node, and the next operator takes the smallest cached buffer that
+//! fits before it maps a new one. At most a quarter of the machine's
+//! memory (or 2 GiB where that is unknown) and [`MAX_BUFFERS`] buffers are
+//! kept, and nothing is kept on a node that is short of free memory.
+//!
+//! Every pool has its own recycler, kept in the pool's runtime state
+//! ([`Recycler::of`], [`numakit_pool::Pool::state`]): operators on a pool
+//! take from and give back to that pool's cache, and the cached buffers
+//! are freed when the pool is dropped (or, if a value that gives buffers
+//! back when dropped still holds the recycler, when that value is). Such
+//! values (a sorted relation, a partitioning, an aggregation table) hold
+//! an `Arc` of the recycler, as they have no pool at hand when dropped.
 //!
 //! Buffers are cached as bytes and handed out as any plain-old-data
 //! element type ([`take_as`]; [`take`] for tuples), exactly as long as
@@ -23,7 +30,7 @@
 //! Contents are stale: users overwrite what they use. This module keeps
 //! buffers; it does not decide what goes into them.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytemuck::Pod;
 use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement};
@@ -63,17 +70,94 @@ struct Cache {
     /// Every buffer at its full capacity.
     buffers: Vec<(NodeId, NodeBuffer<u8>)>,
     bytes: usize,
+}
+
+/// The buffer cache of one pool (see the [module docs](self)). Its
+/// buffers are freed when it is dropped.
+pub struct Recycler {
+    cache: Mutex<Cache>,
+    /// Most bytes kept.
     limit: usize,
 }
 
-static CACHE: Mutex<Cache> = Mutex::new(Cache {
-    buffers: Vec::new(),
-    bytes: 0,
-    limit: DEFAULT_LIMIT_BYTES,
-});
+impl Recycler {
+    /// A recycler keeping at most `limit` bytes.
+    fn new(limit: usize) -> Self {
+        Self {
+            cache: Mutex::new(Cache {
+                buffers: Vec::new(),
+                bytes: 0,
+            }),
+            limit,
+        }
+    }
 
-fn cache() -> MutexGuard<'static, Cache> {
-    CACHE.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The recycler of `pool`, made on first use (it keeps at most a
+    /// quarter of the memory of the pool's machine) and dropped with the
+    /// pool. Hold the `Arc` in values that give buffers back when dropped.
+    pub fn of(pool: &Pool) -> Arc<Recycler> {
+        pool.state_or_init(|| Recycler::new(limit_for(pool)))
+    }
+
+    fn cache(&self) -> MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The smallest cached buffer on `node` that holds `bytes` without
+    /// wasting more than about as much again.
+    fn take_cached(&self, node: NodeId, bytes: usize) -> Option<NodeBuffer<u8>> {
+        let mut c = self.cache();
+        let most = bytes.saturating_mul(2).saturating_add(SLACK_BYTES);
+        let best = c
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, (n, b))| *n == node && (bytes..=most).contains(&b.len()))
+            .min_by_key(|(_, (_, b))| b.len())
+            .map(|(i, _)| i)?;
+        let (_, buffer) = c.buffers.swap_remove(best);
+        c.bytes -= buffer.len();
+        Some(buffer)
+    }
+
+    /// Keeps a buffer of any element type for reuse, or frees it: when
+    /// the cache is full, when the buffer is not bound to `node`, or when
+    /// `node` is short of free memory (bound memory does not spill, so a
+    /// cache that fills a small node gets the next allocation there
+    /// killed).
+    pub fn give_back<T: Pod>(&self, node: NodeId, buffer: NodeBuffer<T>) {
+        let Ok(mut buffer) = buffer.cast::<u8>() else {
+            return;
+        };
+        if buffer.set_len(buffer.capacity()).is_err() || !worth_keeping(node, &buffer) {
+            return;
+        }
+        let bytes = buffer.len();
+        if node_is_short(node, bytes) {
+            return;
+        }
+        let mut c = self.cache();
+        if c.bytes + bytes <= self.limit && c.buffers.len() < MAX_BUFFERS {
+            c.bytes += bytes;
+            c.buffers.push((node, buffer));
+        }
+    }
+
+    /// Bytes currently cached.
+    pub fn cached_bytes(&self) -> usize {
+        self.cache().bytes
+    }
+}
+
+impl std::fmt::Debug for Recycler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = self.cache();
+        f.debug_struct("Recycler")
+            .field("buffers", &c.buffers.len())
+            .field("bytes", &c.bytes)
+            .field("limit", &self.limit)
+            .finish()
+    }
 }
 
 /// A buffer of exactly `len` tuples on `node`, new ones on base pages
@@ -97,7 +181,7 @@ pub fn take_as<T: Pod>(
 ) -> Result<NodeBuffer<T>> {
     let bytes = len.saturating_mul(std::mem::size_of::<T>());
     if bytes > 0 {
-        if let Some(cached) = take_cached(pool, node, bytes) {
+        if let Some(cached) = Recycler::of(pool).take_cached(node, bytes) {
             if let Ok(mut buffer) = cached.cast::<T>() {
                 if buffer.set_len(len).is_ok() {
                     return Ok(buffer);
@@ -106,24 +190,6 @@ pub fn take_as<T: Pod>(
         }
     }
     new_buffer(pool, node, len, paging)
-}
-
-/// The smallest cached buffer on `node` that holds `bytes` without
-/// wasting more than about as much again.
-fn take_cached(pool: &Pool, node: NodeId, bytes: usize) -> Option<NodeBuffer<u8>> {
-    let mut c = cache();
-    c.limit = limit_for(pool);
-    let most = bytes.saturating_mul(2).saturating_add(SLACK_BYTES);
-    let best = c
-        .buffers
-        .iter()
-        .enumerate()
-        .filter(|(_, (n, b))| *n == node && (bytes..=most).contains(&b.len()))
-        .min_by_key(|(_, (_, b))| b.len())
-        .map(|(i, _)| i)?;
-    let (_, buffer) = c.buffers.swap_remove(best);
-    c.bytes -= buffer.len();
-    Some(buffer)
 }
 
 /// `buffer` (on `node`) with exactly `len` elements: resized when its
@@ -138,30 +204,13 @@ pub fn fit<T: Pod>(
     if buffer.set_len(len).is_ok() {
         return Ok(buffer);
     }
-    give_back(node, buffer);
+    give_back(pool, node, buffer);
     take_as(pool, node, len, paging)
 }
 
-/// Returns a buffer of any element type for reuse, or frees it: when the
-/// cache is full, when the buffer is not bound to `node`, or when `node`
-/// is short of free memory (bound memory does not spill, so a cache that
-/// fills a small node gets the next allocation there killed).
-pub fn give_back<T: Pod>(node: NodeId, buffer: NodeBuffer<T>) {
-    let Ok(mut buffer) = buffer.cast::<u8>() else {
-        return;
-    };
-    if buffer.set_len(buffer.capacity()).is_err() || !worth_keeping(node, &buffer) {
-        return;
-    }
-    let bytes = buffer.len();
-    if node_is_short(node, bytes) {
-        return;
-    }
-    let mut c = cache();
-    if c.bytes + bytes <= c.limit && c.buffers.len() < MAX_BUFFERS {
-        c.bytes += bytes;
-        c.buffers.push((node, buffer));
-    }
+/// Gives a buffer back to `pool`'s recycler ([`Recycler::give_back`]).
+pub fn give_back<T: Pod>(pool: &Pool, node: NodeId, buffer: NodeBuffer<T>) {
+    Recycler::of(pool).give_back(node, buffer);
 }
 
 /// Whether `buffer` is memory [`take_as`] may hand out on `node`.
@@ -169,18 +218,9 @@ fn worth_keeping(node: NodeId, buffer: &NodeBuffer<u8>) -> bool {
     !buffer.is_empty() && *buffer.placement() == Placement::OnNode(node)
 }
 
-/// Frees every cached buffer; returns the bytes given back.
-pub fn release_all() -> usize {
-    let mut c = cache();
-    let bytes = c.bytes;
-    c.buffers.clear();
-    c.bytes = 0;
-    bytes
-}
-
-/// Bytes currently cached.
-pub fn cached_bytes() -> usize {
-    cache().bytes
+/// Bytes currently cached for `pool`.
+pub fn cached_bytes(pool: &Pool) -> usize {
+    Recycler::of(pool).cached_bytes()
 }
 
 /// Whether keeping `bytes` more on `node` would leave it with less than
@@ -231,14 +271,18 @@ mod tests {
         let buffer = take(&pool, node, 1000).unwrap();
         assert_eq!(buffer.len(), 1000);
         let addr = buffer.as_ptr() as usize;
-        give_back(node, buffer);
+        give_back(&pool, node, buffer);
+        // Kept unless the node is short of free memory.
+        let kept = cached_bytes(&pool) > 0;
         let again = take(&pool, node, 900).unwrap();
-        // Another test may have taken it in between; then it is new.
         assert_eq!(again.len(), 900);
-        if again.as_ptr() as usize == addr {
+        if kept {
+            // The pool's own cache: no other test takes from it.
+            assert_eq!(again.as_ptr() as usize, addr);
             assert!(again.capacity() >= 1000);
+            assert_eq!(cached_bytes(&pool), 0);
         }
-        give_back(node, again);
+        give_back(&pool, node, again);
         assert!(take(&pool, node, 0).unwrap().is_empty());
     }
 
@@ -249,7 +293,7 @@ mod tests {
         let mut tuples = take(&pool, node, 3000).unwrap();
         tuples.fill(Tuple::new(7, 7));
         let addr = tuples.as_ptr() as usize;
-        give_back(node, tuples);
+        give_back(&pool, node, tuples);
         let keys = take_as::<u64>(&pool, node, 5000, Paging::Base).unwrap();
         assert_eq!(keys.len(), 5000);
         if keys.as_ptr() as usize == addr {
@@ -259,7 +303,7 @@ mod tests {
         assert_eq!(keys.len(), 6000);
         let keys = fit(&pool, node, keys, 1 << 20, Paging::Base).unwrap();
         assert_eq!(keys.len(), 1 << 20);
-        give_back(node, keys);
+        give_back(&pool, node, keys);
     }
 
     #[test]
@@ -277,5 +321,77 @@ mod tests {
         assert_eq!(fresh.huge_pages(), HugePages::Transparent);
         let fresh = new_buffer::<u8>(&pool, node, 16 << 20, Paging::Base).unwrap();
         assert_eq!(fresh.huge_pages(), HugePages::Never);
+    }
+
+    #[test]
+    fn every_pool_has_its_own_cache_freed_with_it() {
+        let pool = pool(1);
+        let node = pool.nodes()[0];
+        let recycler = Recycler::of(&pool);
+        assert!(Arc::ptr_eq(&recycler, &Recycler::of(&pool)));
+        assert_eq!(recycler.limit, limit_for(&pool));
+        let buffer = take(&pool, node, 1000).unwrap();
+        let bytes = buffer.capacity() * std::mem::size_of::<Tuple>();
+        recycler.give_back(node, buffer);
+        // Kept unless the node is short of memory.
+        let kept = cached_bytes(&pool);
+        assert!(kept == bytes || (kept == 0 && node_is_short(node, bytes)));
+
+        let other = self::pool(1);
+        assert_eq!(cached_bytes(&other), 0, "another pool's cache");
+        let again = take(&other, node, 1000).unwrap();
+        assert_eq!(cached_bytes(&pool), kept, "not taken from this pool");
+        give_back(&other, node, again);
+
+        let cache = Arc::downgrade(&recycler);
+        drop(recycler);
+        drop(pool);
+        assert!(cache.upgrade().is_none(), "freed with the pool");
+    }
+
+    #[test]
+    fn values_give_back_to_their_own_pool_even_after_it_is_gone() {
+        use crate::partition::{cprl, Radix};
+        use crate::relation::Relation;
+        use crate::timing::Silent;
+
+        let pool = pool(1);
+        let node = pool.nodes()[0];
+        let input =
+            Relation::from_fn(&pool, 50_000, |i| Tuple::new(i as u64 * 7 % 1000, 0)).unwrap();
+        let sorted = crate::sort::sort(&pool, &input, &Silent)
+            .unwrap()
+            .sorted
+            .unwrap();
+        let parts = cprl::partition(&pool, &input, Radix::top(4).unwrap()).unwrap();
+        let before = cached_bytes(&pool);
+        drop(parts);
+        let bytes = input.bytes() as usize;
+        assert!(cached_bytes(&pool) >= before + bytes || node_is_short(node, bytes));
+
+        // The sorted relation holds the recycler past its pool.
+        let cache = Arc::downgrade(&Recycler::of(&pool));
+        drop(pool);
+        assert!(cache.upgrade().is_some());
+        drop(sorted);
+        assert!(cache.upgrade().is_none(), "freed with the last holder");
+    }
+
+    #[test]
+    fn the_limits_hold() {
+        let pool = pool(1);
+        let node = pool.nodes()[0];
+        let recycler = Recycler::new(4096 * 3);
+        for _ in 0..4 {
+            let buffer = new_buffer::<u8>(&pool, node, 4096, Paging::Base).unwrap();
+            recycler.give_back(node, buffer);
+        }
+        assert!(recycler.cached_bytes() <= 4096 * 3);
+        let many = Recycler::new(usize::MAX);
+        for _ in 0..MAX_BUFFERS + 2 {
+            let buffer = new_buffer::<u8>(&pool, node, 64, Paging::Base).unwrap();
+            many.give_back(node, buffer);
+        }
+        assert!(many.cache().buffers.len() <= MAX_BUFFERS);
     }
 }

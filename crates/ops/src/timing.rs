@@ -102,6 +102,9 @@ mod tests {
         assert_eq!(names, ["build", "probe"]);
         assert_eq!(*seen.0.lock().unwrap(), ["build", "probe"]);
         assert!(phases[0].seconds >= 0.002, "{:?}", phases[0]);
-        assert_eq!(total_seconds(&phases), phases[0].seconds + phases[1].seconds);
+        assert_eq!(
+            total_seconds(&phases),
+            phases[0].seconds + phases[1].seconds
+        );
     }
 }

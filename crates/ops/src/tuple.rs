@@ -25,11 +25,15 @@ use serde::{Deserialize, Serialize};
     Deserialize,
 )]
 pub struct Tuple {
+    /// The join, group or sort key.
     pub key: u64,
+    /// The value carried with the key: a row id, a value to aggregate
+    /// (read as `i64`), or whatever the caller encodes.
     pub payload: u64,
 }
 
 impl Tuple {
+    /// The tuple `(key, payload)`.
     pub const fn new(key: u64, payload: u64) -> Self {
         Self { key, payload }
     }

@@ -26,6 +26,8 @@ pub struct PhaseBarrier {
 }
 
 impl PhaseBarrier {
+    /// A barrier that releases its waiters each time `parties` threads have
+    /// called [`PhaseBarrier::wait`] (`parties` should be at least 1).
     pub fn new(parties: usize) -> Self {
         Self {
             parties,

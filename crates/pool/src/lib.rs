@@ -11,6 +11,10 @@
 //! leaves the pool usable. Per-worker statistics count local and stolen
 //! tasks and busy time.
 //!
+//! Layers above keep runtime state that belongs to one pool (a buffer
+//! cache, a measurement) in the pool itself, one value per type, made on
+//! first use and dropped with the pool ([`Pool::state`]).
+//!
 //! The pool schedules; it does not place data (that is
 //! `numakit-placement`) and knows no operator.
 
@@ -28,6 +32,7 @@ mod pool;
 mod scheduling_tests;
 mod scope;
 mod sleep;
+mod state;
 pub mod stats;
 
 pub use barrier::{Broken, PhaseBarrier};

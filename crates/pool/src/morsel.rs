@@ -18,7 +18,9 @@ use crate::pool::Pool;
 /// A slice of data and the node its memory lives on.
 #[derive(Clone, Copy, Debug)]
 pub struct NodeSlice<'a, T> {
+    /// The node the data's memory is on: its morsels are queued there.
     pub node: NodeId,
+    /// The data itself.
     pub data: &'a [T],
 }
 
@@ -29,8 +31,9 @@ pub struct Morsel<'a, T> {
     pub node: NodeId,
     /// Which part (index into the parts given).
     pub part: usize,
-    /// Offset of the morsel within its part.
+    /// Offset of the morsel within its part, in elements.
     pub offset: usize,
+    /// The morsel's elements: `parts[part].data[offset..offset + data.len()]`.
     pub data: &'a [T],
 }
 

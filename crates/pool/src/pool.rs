@@ -24,6 +24,7 @@ use crate::context::WorkerContext;
 use crate::error::{PoolError, Result};
 use crate::job::Job;
 use crate::sleep::Sleep;
+use crate::state::StateMap;
 use crate::stats::{Counters, WorkerStats};
 
 /// Busy spins, then yields (letting a submitting thread on the same CPU
@@ -64,9 +65,58 @@ pub(crate) struct Shared {
 
 /// A NUMA-aware pool of pinned worker threads. Build it once with
 /// [`crate::PoolBuilder`] and reuse it across phases and jobs.
+///
+/// # Examples
+///
+/// A pool for a described two-node machine, with pinning off so that the
+/// example runs the same on any machine (on a real one, build it from
+/// `numakit_topology::discover()` and keep the default strict placement).
+/// Tasks borrow from the caller and are queued at their data's home node;
+/// the scope returns when all of them have run.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+///
+/// use numakit_placement::PlacementMode;
+/// use numakit_pool::PoolBuilder;
+/// use numakit_topology::MachineDescription;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let machine = r#"{"name": "two", "description": "", "source": "example",
+///     "nodes": [{"id": 0, "socket": 0, "cores": 2, "threads_per_core": 1},
+///               {"id": 1, "socket": 1, "cores": 2, "threads_per_core": 1}]}"#;
+/// let topology = Arc::new(MachineDescription::from_json(machine, "example")?.to_topology());
+/// let pool = PoolBuilder::new(topology)
+///     .placement(PlacementMode::Off)
+///     .build()?;
+/// assert_eq!(pool.workers(), 4);
+///
+/// let data: Vec<u64> = (1..=1000).collect();
+/// let sum = AtomicU64::new(0);
+/// pool.scope(|scope| -> numakit_pool::Result<()> {
+///     for (i, chunk) in data.chunks(100).enumerate() {
+///         let sum = &sum;
+///         // Say chunk i lives on node i % 2: node i % 2's workers take it first.
+///         scope.spawn_on(i as u32 % 2, move |_worker| {
+///             sum.fetch_add(chunk.iter().sum::<u64>(), Ordering::Relaxed);
+///         })?;
+///     }
+///     Ok(())
+/// })??;
+/// assert_eq!(sum.into_inner(), 500_500);
+///
+/// // The same pool runs the next job: here one call on every worker.
+/// let nodes = pool.broadcast(|worker| worker.node)?;
+/// assert_eq!(nodes, [0, 0, 1, 1]);
+/// # Ok(())
+/// # }
+/// ```
 pub struct Pool {
     pub(crate) shared: Arc<Shared>,
     handles: Vec<JoinHandle<()>>,
+    /// Runtime state of the layers above, dropped after the workers stop.
+    pub(crate) state: StateMap,
 }
 
 impl Shared {
@@ -180,7 +230,11 @@ pub(crate) fn worker_main(shared: Arc<Shared>, index: usize) {
 
 impl Pool {
     pub(crate) fn from_parts(shared: Arc<Shared>, handles: Vec<JoinHandle<()>>) -> Self {
-        Self { shared, handles }
+        Self {
+            shared,
+            handles,
+            state: StateMap::default(),
+        }
     }
 
     /// Number of workers.

@@ -4,9 +4,9 @@
 //! [`Pool::scope`] returns only when every task spawned in it has finished,
 //! even if the scope body or a task panics; that is what makes borrowing
 //! sound. A task's panic is caught on the worker, the pool stays usable,
-//! and the scope returns [`PoolError::TaskPanicked`]. A scope opened from
-//! inside a task helps run queued work while it waits, so nesting cannot
-//! deadlock the pool.
+//! and the scope returns [`crate::PoolError::TaskPanicked`]. A scope opened
+//! from inside a task helps run queued work while it waits, so nesting
+//! cannot deadlock the pool.
 
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};

@@ -29,8 +29,11 @@ impl Counters {
 /// A snapshot of one worker's counters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WorkerStats {
+    /// Index of the worker in the pool.
     pub worker: usize,
+    /// The worker's NUMA node.
     pub node: NodeId,
+    /// The CPU the worker was pinned to; `None` when placement is off.
     pub cpu: Option<CpuId>,
     /// Tasks taken from the worker's own node queue (or addressed to it).
     pub tasks_local: u64,
@@ -56,10 +59,16 @@ impl WorkerStats {
 /// Sums of a set of worker snapshots, per node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NodeStats {
+    /// The NUMA node these sums are for.
     pub node: NodeId,
+    /// Number of worker snapshots summed (the node's workers).
     pub workers: usize,
+    /// Tasks the node's workers took from their own queues.
     pub tasks_local: u64,
+    /// Tasks the node's workers stole from other nodes' queues.
     pub tasks_stolen: u64,
+    /// Time the node's workers spent running tasks, in nanoseconds (summed
+    /// over workers, so it can exceed wall-clock time).
     pub busy_ns: u64,
 }
 

@@ -23,11 +23,15 @@
 //! rows reward (30% lower latency than the same walk over pages touched
 //! in address order, measured on our VMs).
 //!
-//! This module builds and walks the chase; which thread walks it, and on
-//! which node the buffer lies, is the caller's choice.
+//! The linking of a cycle and the dependent-load walk are
+//! [`numakit_ops::chase`]'s, the chase the operators' cache probe walks
+//! too; this module places the buffer, picks the order and times the
+//! walk. Which thread walks it, and on which node the buffer lies, is the
+//! caller's choice.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use numakit_ops::chase::{self as cycle, LINE_WORDS};
 use numakit_ops::datagen::Permutation;
 use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement, Placer};
 use numakit_topology::NodeId;
@@ -35,9 +39,7 @@ use serde::Serialize;
 
 use crate::error::{ProbeError, Result};
 
-/// Bytes of a cache line: the chase touches one word per line.
-pub const LINE_BYTES: usize = 64;
-const LINE_WORDS: usize = LINE_BYTES / 8;
+pub use numakit_ops::chase::LINE_BYTES;
 
 /// The order in which the chase visits the lines.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -52,6 +54,8 @@ pub enum ChaseOrder {
 }
 
 impl ChaseOrder {
+    /// The order named `random` or `page-rounds` (as options spell it),
+    /// `None` for any other name.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "random" => Some(Self::Random),
@@ -115,15 +119,12 @@ impl ChaseBuffer {
         options.prefault = order == ChaseOrder::Random;
         let mut words = NodeBuffer::<u64>::with_options(placer, lines * LINE_WORDS, options)?;
         let (start, lines) = match order {
-            ChaseOrder::Random => {
-                let permutation = Permutation::new(lines as u64, seed);
-                let line = |k: usize| permutation.at(k as u64) as usize;
-                (link_cycle(&mut words, lines, line), lines)
-            }
+            ChaseOrder::Random => (cycle::link_random_cycle(&mut words, lines, seed), lines),
             ChaseOrder::PageRounds => {
                 let rounds = PageRounds::new(lines, page_lines().min(lines), seed);
                 let covered = rounds.lines();
-                (link_cycle(&mut words, covered, |k| rounds.line(k)), covered)
+                let start = cycle::link_cycle(&mut words, covered, |k| rounds.line(k));
+                (start, covered)
             }
         };
         Ok(Self {
@@ -152,14 +153,7 @@ impl ChaseBuffer {
     /// line's first word, as [`ChaseBuffer::start`] and this function
     /// return); returns the time taken and where the chase stopped.
     pub fn chase(&self, from: usize, loads: u64) -> (Duration, usize) {
-        let words: &[u64] = &self.words;
-        let mut at = from;
-        let started = Instant::now();
-        for _ in 0..loads {
-            at = words[at] as usize;
-        }
-        let taken = started.elapsed();
-        (taken, std::hint::black_box(at))
+        cycle::chase(&self.words, from, loads)
     }
 
     /// Where the cycle starts.
@@ -216,22 +210,6 @@ impl PageRounds {
         let page = self.pages.at(i as u64) as usize;
         page * self.lines_per_page + (i + round) % self.lines_per_page
     }
-}
-
-/// Writes the cycle: the line visited k-th (`line(k)`) holds the word
-/// index of the line visited (k+1)-th, and the last one the first's.
-/// Returns the word index of the first line. The writes are independent,
-/// so the CPU overlaps their cache misses.
-fn link_cycle(words: &mut [u64], lines: usize, line: impl Fn(usize) -> usize) -> usize {
-    let first = line(0) * LINE_WORDS;
-    let mut at = first;
-    for k in 1..lines {
-        let next = line(k) * LINE_WORDS;
-        words[at] = next as u64;
-        at = next;
-    }
-    words[at] = first as u64;
-    first
 }
 
 #[cfg(test)]

@@ -44,6 +44,8 @@ pub const MAX_PARTS_PER_WORKER: usize = 2048;
 /// Keys count as dense when their sampled range is at most this many
 /// times the estimated groups, plus [`DENSE_SLACK`].
 pub const DENSE_SPREAD: u64 = 2;
+/// Keys a dense range may span beyond [`DENSE_SPREAD`] times the
+/// estimated groups, so that few groups still count as dense.
 pub const DENSE_SLACK: u64 = 4096;
 
 /// Fallbacks when the topology knows no caches.
@@ -74,7 +76,7 @@ impl CacheBudget {
 /// The cache budget of the pool's first worker (workers are alike), with
 /// the shared cache measured by [`crate::cache_probe::measured`].
 pub fn cache_budget(pool: &Pool) -> CacheBudget {
-    budget_with_usable_shared(pool, crate::cache_probe::measured().usable_bytes)
+    budget_with_usable_shared(pool, crate::cache_probe::measured(pool).usable_bytes)
 }
 
 /// The cache budget with `usable_shared` bytes of the last level counted
@@ -129,15 +131,22 @@ pub enum KeyLayout {
 /// What to run and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
+    /// The method to run (never [`AggMethod::Auto`]).
     pub method: AggMethod,
+    /// How tables find groups; [`KeyLayout::Dense`] only for `Local` and
+    /// `Partitioned` on dense keys.
     pub keys: KeyLayout,
     /// [`AggMethod::Partitioned`]: partitions. With hashed keys, split by
     /// hash (a multiple of the workers); with dense keys, runs of
     /// `2^part_bits` keys of the range, plus one for keys outside it.
     pub parts: usize,
+    /// With dense keys, log2 of the keys per range partition; 0 with
+    /// hashed keys.
     pub part_bits: u32,
     /// Groups to size tables for (the estimate).
     pub expected_groups: u64,
+    /// One line on why [`choose`] picked the method, naming the estimate
+    /// and the cache budget; empty for a [`fixed`] plan.
     pub reason: String,
 }
 

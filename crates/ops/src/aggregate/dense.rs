@@ -35,7 +35,9 @@ const OVERFLOW_GROUPS: usize = 64;
 /// Keys `base..base + len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct KeyRange {
+    /// The first key of the range (cell 0).
     pub base: u64,
+    /// Number of keys (and cells) in the range.
     pub len: u64,
 }
 
@@ -57,6 +59,7 @@ impl KeyRange {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct Cell {
+    /// Rows aggregated into the cell; 0 for an empty cell.
     pub count: u64,
     sum_low: u64,
     sum_high: i64,
@@ -68,16 +71,19 @@ pub struct Cell {
 pub const CELL_BYTES: usize = std::mem::size_of::<Cell>();
 
 impl Cell {
+    /// Exact sum of the cell's values; 0 for an empty cell.
     #[inline(always)]
     pub fn sum(&self) -> i128 {
         ((self.sum_high as i128) << 64) | self.sum_low as i128
     }
 
+    /// Smallest value of the cell; `i64::MAX` for an empty cell.
     #[inline(always)]
     pub fn min(&self) -> i64 {
         self.min_code ^ i64::MAX
     }
 
+    /// Largest value of the cell; `i64::MIN` for an empty cell.
     #[inline(always)]
     pub fn max(&self) -> i64 {
         self.max_code ^ i64::MIN
@@ -144,6 +150,7 @@ impl<'p> DenseTable<'p> {
         })
     }
 
+    /// The keys the array covers (others go to the overflow table).
     pub fn range(&self) -> KeyRange {
         self.range
     }

@@ -41,6 +41,7 @@ impl HyperLogLog {
         })
     }
 
+    /// Index bits: the sketch has `2^precision` one-byte registers (4 to 18).
     pub fn precision(&self) -> u32 {
         self.precision
     }

@@ -19,11 +19,13 @@ use crate::error::{OpsError, Result};
 
 /// One consumer's aggregation state.
 pub struct Consumer<'p> {
+    /// The consumer's groups; on its home node unless it carries its state.
     pub table: GroupTable<'p>,
     /// Copy the table to the node the thread moves to.
     carry_state: bool,
     /// State copies made, and their bytes.
     pub copies: u64,
+    /// Bytes of all those copies together.
     pub copied_bytes: u64,
     /// Visits during which the table was on the node the thread ran on.
     pub local_state_visits: u64,
@@ -32,6 +34,8 @@ pub struct Consumer<'p> {
 }
 
 impl<'p> Consumer<'p> {
+    /// A consumer aggregating into `table`; with `carry_state` the table
+    /// is copied to every node the consumer's thread moves to.
     pub fn new(table: GroupTable<'p>, carry_state: bool) -> Self {
         Self {
             table,

@@ -72,6 +72,8 @@ impl AggMethod {
         Self::Auto,
     ];
 
+    /// The name the method is parsed from and reported by, such as
+    /// "shuffle" or "migration-copy".
     pub fn name(self) -> &'static str {
         match self {
             Self::Shuffle => "shuffle",
@@ -98,10 +100,15 @@ impl std::str::FromStr for AggMethod {
 /// The aggregates of one group. `sum` is exact (128-bit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Group {
+    /// The group's key.
     pub key: u64,
+    /// Rows with this key, at least 1.
     pub count: u64,
+    /// Sum of the rows' payloads read as `i64`, exact.
     pub sum: i128,
+    /// Smallest payload (as `i64`) of the group.
     pub min: i64,
+    /// Largest payload (as `i64`) of the group.
     pub max: i64,
 }
 
@@ -145,6 +152,7 @@ impl Group {
 /// Options of an aggregation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct AggOptions {
+    /// The method to run, or [`AggMethod::Auto`] to let the estimate choose.
     pub method: AggMethod,
     /// The cache to size tables by; `None`: this machine's, measured
     /// ([`choose::cache_budget`]). Set it to plan for a described cache or
@@ -168,10 +176,12 @@ impl AggOptions {
 pub struct StateMoves {
     /// Tables copied to another node, and their bytes.
     pub copies: u64,
+    /// Bytes of all those copies together.
     pub copied_bytes: u64,
     /// (consumer, producer) visits, and those during which the consumer's
     /// table was on the node the consumer ran on.
     pub visits: u64,
+    /// Visits during which the consumer's table was on its thread's node.
     pub local_state_visits: u64,
     /// Visits in which the consumer ran elsewhere than scheduled.
     pub misplaced_visits: u64,
@@ -193,6 +203,7 @@ pub struct AggResult {
     /// The estimate of distinct keys the tables were sized for: the
     /// sketch's, capped by the key range when keys are dense.
     pub estimated_groups: Option<u64>,
+    /// Time of each phase ("estimate groups" first), in order.
     pub phases: Vec<PhaseTime>,
     /// State movement of the exchange-driven methods (None for others).
     pub state_moves: Option<StateMoves>,
@@ -213,6 +224,60 @@ impl AggResult {
 }
 
 /// Groups `input` by key on `pool`.
+///
+/// # Examples
+///
+/// Sales per store (key: store, payload: amount as `i64`), with the
+/// method chosen automatically:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use numakit_ops::aggregate::{aggregate, AggMethod, AggOptions, CacheBudget, Group};
+/// use numakit_ops::timing::Silent;
+/// use numakit_ops::{Relation, Tuple};
+/// use numakit_placement::PlacementMode;
+/// use numakit_pool::PoolBuilder;
+///
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let pool = PoolBuilder::new(topology)
+///     .threads(2)
+///     .placement(PlacementMode::BestEffort)
+///     .build()?;
+/// let sales = Relation::from_tuples(
+///     &pool,
+///     &[
+///         Tuple::new(1, 5),
+///         Tuple::new(2, 3),
+///         Tuple::new(1, -2i64 as u64),
+///         Tuple::new(2, 4),
+///         Tuple::new(1, 9),
+///     ],
+/// )?;
+/// let opts = AggOptions {
+///     method: AggMethod::Auto,
+///     // A described cache: `None` would measure this machine's first.
+///     cache: Some(CacheBudget {
+///         private_bytes: 1 << 20,
+///         shared_reported_bytes: 32 << 20,
+///         shared_usable_bytes: 4 << 20,
+///         sharers: pool.workers(),
+///     }),
+/// };
+/// let result = aggregate(&pool, &sales, &opts, &Silent)?;
+///
+/// // Two groups easily fit a cache: per-worker tables, then a merge.
+/// assert_eq!(result.method, Some(AggMethod::Local));
+/// assert_eq!(
+///     result.sorted(),
+///     [
+///         Group { key: 1, count: 3, sum: 12, min: -2, max: 9 },
+///         Group { key: 2, count: 2, sum: 7, min: 3, max: 4 },
+///     ]
+/// );
+/// assert_eq!(result.sorted()[0].avg(), 4.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn aggregate(
     pool: &Pool,
     input: &Relation,

@@ -17,6 +17,8 @@
 //! faults of fresh buffers cost several times the scatter. This module
 //! only places and drives the kernel; it does not aggregate.
 
+use std::sync::Arc;
+
 use numakit_placement::NodeBuffer;
 use numakit_pool::Pool;
 use numakit_topology::NodeId;
@@ -24,7 +26,8 @@ use numakit_topology::NodeId;
 use crate::aggregate::dense::KeyRange;
 use crate::error::Result;
 use crate::hash::hash64;
-use crate::partition::{recycle, scatter};
+use crate::partition::recycle::{self, Recycler};
+use crate::partition::scatter;
 use crate::relation::Relation;
 use crate::tuple::Tuple;
 
@@ -40,6 +43,8 @@ pub struct Split {
     /// The node the buffer is on (the worker's).
     pub node: NodeId,
     buffer: Option<NodeBuffer<Tuple>>,
+    /// Where `buffer` goes back when the split is dropped.
+    recycler: Arc<Recycler>,
     /// Part `j` is `buffer[bounds[j]..bounds[j + 1]]`.
     bounds: Vec<usize>,
 }
@@ -68,7 +73,7 @@ impl Split {
 impl Drop for Split {
     fn drop(&mut self) {
         if let Some(buffer) = self.buffer.take() {
-            recycle::give_back(self.node, buffer);
+            self.recycler.give_back(self.node, buffer);
         }
     }
 }
@@ -100,6 +105,7 @@ where
 {
     let parts = parts.max(1);
     let chunks = input.chunks();
+    let recycler = Recycler::of(pool);
     let splits = pool.broadcast(|ctx| -> Result<Split> {
         let chunk = &chunks[ctx.index];
         let rows = chunk.tuples.len();
@@ -108,6 +114,7 @@ where
         Ok(Split {
             node: chunk.node,
             buffer: Some(buffer),
+            recycler: Arc::clone(&recycler),
             bounds,
         })
     })?;

@@ -6,10 +6,13 @@
 //! took over a second here, clearing reused memory a few tens of
 //! milliseconds. So tables take their memory from the partitioner's
 //! buffer cache ([`crate::partition::recycle`], buffers bound to a node,
-//! huge pages when large) and give it back when dropped; an array of `T`
+//! huge pages when large) and give it back when dropped (an array holds
+//! its pool's [`Recycler`] for that); an array of `T`
 //! is a view of such a tuple buffer, zeroed when taken.
 //!
 //! This module only provides memory; the tables decide what it holds.
+
+use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 
@@ -18,13 +21,15 @@ use numakit_pool::Pool;
 use numakit_topology::NodeId;
 
 use crate::error::{OpsError, Result};
-use crate::partition::recycle;
+use crate::partition::recycle::{self, Recycler};
 use crate::tuple::{Tuple, TUPLE_BYTES};
 
 /// `len` zeroed values of `T` on one node.
 pub struct NodeArray<T> {
     node: NodeId,
     buffer: Option<NodeBuffer<Tuple>>,
+    /// Where `buffer` goes back when the array is dropped.
+    recycler: Arc<Recycler>,
     /// Tuples of `buffer` the view covers.
     tuples: usize,
     len: usize,
@@ -39,6 +44,7 @@ impl<T: Pod> NodeArray<T> {
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| OpsError::InvalidArgument(format!("an array of {len} values")))?;
         let tuples = bytes.div_ceil(unit) * unit / TUPLE_BYTES;
+        let recycler = Recycler::of(pool);
         let buffer = if tuples == 0 {
             None
         } else {
@@ -49,24 +55,29 @@ impl<T: Pod> NodeArray<T> {
         Ok(Self {
             node,
             buffer,
+            recycler,
             tuples,
             len,
             _of: std::marker::PhantomData,
         })
     }
 
+    /// The node the array's memory is bound to.
     pub fn node(&self) -> NodeId {
         self.node
     }
 
+    /// Number of values.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the array has no values (it then holds no memory).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// The values, zero until written.
     pub fn as_slice(&self) -> &[T] {
         match &self.buffer {
             Some(b) => &bytemuck::cast_slice(&b[..self.tuples])[..self.len],
@@ -74,6 +85,7 @@ impl<T: Pod> NodeArray<T> {
         }
     }
 
+    /// The values, to write.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         match &mut self.buffer {
             Some(b) => &mut bytemuck::cast_slice_mut(&mut b[..self.tuples])[..self.len],
@@ -85,7 +97,7 @@ impl<T: Pod> NodeArray<T> {
 impl<T> Drop for NodeArray<T> {
     fn drop(&mut self) {
         if let Some(buffer) = self.buffer.take() {
-            recycle::give_back(self.node, buffer);
+            self.recycler.give_back(self.node, buffer);
         }
     }
 }

@@ -45,10 +45,15 @@ const SPARSE_UP_TO_BYTES: usize = 256 << 10;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct Slot {
+    /// The group's key (meaningless in an empty slot).
     pub key: u64,
+    /// Rows of the group; 0 marks an empty slot.
     pub count: u64,
+    /// Exact sum of the group's values.
     pub sum: i128,
+    /// Smallest value of the group.
     pub min: i64,
+    /// Largest value of the group.
     pub max: i64,
 }
 
@@ -169,6 +174,7 @@ impl<'p> GroupTable<'p> {
         self.len
     }
 
+    /// Whether the table holds no group.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -33,7 +33,7 @@ pub fn recommend(pool: &Pool, left_rows: usize, right_rows: usize) -> (JoinAlgor
     let partitions = left_rows
         .saturating_add(right_rows)
         .saturating_mul(TUPLE_BYTES);
-    let fresh = partitions.saturating_sub(recycle::cached_bytes());
+    let fresh = partitions.saturating_sub(recycle::cached_bytes(pool));
     if fresh > COLD_PARTITION_LIMIT_BYTES {
         let gib = fresh as f64 / (1u64 << 30) as f64;
         return (

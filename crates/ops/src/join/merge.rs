@@ -15,7 +15,13 @@ use crate::tuple::Tuple;
 /// outer joins emit every matching pair into `sink`; all other kinds need
 /// `matched` (one flag per tuple of `r`), where every matched R tuple is
 /// flagged.
-pub(super) fn merge_join(r: &[Tuple], s: &[Tuple], kind: JoinKind, matched: &mut [bool], sink: &mut Sink) {
+pub(super) fn merge_join(
+    r: &[Tuple],
+    s: &[Tuple],
+    kind: JoinKind,
+    matched: &mut [bool],
+    sink: &mut Sink,
+) {
     let (mut i, mut j) = (0, 0);
     while i < r.len() && j < s.len() {
         let (r_key, s_key) = (r[i].key, s[j].key);

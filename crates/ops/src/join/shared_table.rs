@@ -245,8 +245,12 @@ impl SharedTable {
     /// walked after all buckets of the group, their first entries
     /// prefetched meanwhile, so that chain misses overlap too.
     #[inline(always)]
-    pub(super) fn for_each_match_in_group<F>(&self, hashes: &[u64], probes: &[Tuple], mut on_match: F)
-    where
+    pub(super) fn for_each_match_in_group<F>(
+        &self,
+        hashes: &[u64],
+        probes: &[Tuple],
+        mut on_match: F,
+    ) where
         F: FnMut(&Tuple, Match<'_>),
     {
         let mut chains = [(0usize, 0usize); PREFETCH_GROUP];

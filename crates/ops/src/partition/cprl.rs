@@ -87,6 +87,7 @@ pub fn partition(pool: &Pool, rel: &Relation, radix: Radix) -> Result<Partitione
         regions,
         pieces_of,
         home_nodes(pool, radix.fanout()),
+        recycle::Recycler::of(pool),
     ))
 }
 

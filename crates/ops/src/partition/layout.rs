@@ -10,11 +10,14 @@
 //!
 //! This module describes partitions; it does not make them.
 
+use std::sync::Arc;
+
 use numakit_placement::NodeBuffer;
 use numakit_pool::{NodeSlice, Pool};
 use numakit_topology::NodeId;
 
-use crate::partition::{recycle, Radix};
+use crate::partition::recycle::Recycler;
+use crate::partition::Radix;
 use crate::tuple::Tuple;
 
 /// The home node of each of `fanout` partitions on `pool`: contiguous runs
@@ -45,14 +48,18 @@ pub fn home_nodes(pool: &Pool, fanout: usize) -> Vec<NodeId> {
 pub struct Piece {
     /// Index of the buffer (region) holding it.
     pub region: usize,
+    /// Index of the piece's first tuple in the region's buffer.
     pub start: usize,
+    /// Index one past the piece's last tuple (`start..end`, may be empty).
     pub end: usize,
 }
 
 /// A node-placed buffer holding pieces.
 #[derive(Debug)]
 pub struct Region {
+    /// The node the buffer's memory is on.
     pub node: NodeId,
+    /// The tuples that the pieces of this region index into.
     pub buffer: NodeBuffer<Tuple>,
 }
 
@@ -65,17 +72,21 @@ pub struct Partitioned {
     /// Partition p's pieces are `pieces[first_piece[p]..first_piece[p + 1]]`.
     first_piece: Vec<usize>,
     homes: Vec<NodeId>,
+    /// Where the regions' buffers go back when the partitioning is dropped.
+    recycler: Arc<Recycler>,
 }
 
 impl Partitioned {
     /// Assembles a partitioning: `pieces_of[p]` lists partition p's pieces
-    /// in `regions`, `homes[p]` its home. Panics if a piece lies outside
-    /// its region (a bug in the partitioner).
+    /// in `regions`, `homes[p]` its home; the regions' buffers go back to
+    /// `recycler` (their pool's) when it is dropped. Panics if a piece lies
+    /// outside its region (a bug in the partitioner).
     pub fn new(
         radix: Radix,
         regions: Vec<Region>,
         pieces_of: Vec<Vec<Piece>>,
         homes: Vec<NodeId>,
+        recycler: Arc<Recycler>,
     ) -> Self {
         assert_eq!(
             pieces_of.len(),
@@ -102,6 +113,7 @@ impl Partitioned {
             pieces,
             first_piece,
             homes,
+            recycler,
         }
     }
 
@@ -121,6 +133,7 @@ impl Partitioned {
         self.pieces.iter().map(|p| p.end - p.start).sum()
     }
 
+    /// Whether no partition holds a tuple.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -166,7 +179,7 @@ impl Partitioned {
 impl Drop for Partitioned {
     fn drop(&mut self) {
         for region in self.regions.drain(..) {
-            recycle::give_back(region.node, region.buffer);
+            self.recycler.give_back(region.node, region.buffer);
         }
     }
 }

@@ -94,7 +94,10 @@ pub fn prefix_sum(counts: &[usize]) -> Vec<usize> {
 /// shift 0, pass 2 shift = the bits of pass 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Radix {
+    /// Hash bits skipped from the top before this radix's bits (0 to 64).
     pub shift: u32,
+    /// Bits used: the fanout is `2^bits` (0 to [`Radix::MAX_BITS`]; 0
+    /// puts every key in partition 0).
     pub bits: u32,
 }
 
@@ -184,6 +187,7 @@ pub enum Variant {
 }
 
 impl Variant {
+    /// The short name the variant is reported by: "pro" or "cprl".
     pub fn name(self) -> &'static str {
         match self {
             Self::Pro => "pro",

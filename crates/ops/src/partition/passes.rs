@@ -37,7 +37,10 @@ pub const MAX_BITS_PER_PASS: u32 = 11;
 /// How many radix bits each pass uses (`second_bits == 0`: one pass).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct PassPlan {
+    /// Radix bits of pass 1 (the top bits of the hash).
     pub first_bits: u32,
+    /// Radix bits of pass 2, taken just below pass 1's; 0 when there is
+    /// no second pass.
     pub second_bits: u32,
 }
 
@@ -55,6 +58,7 @@ impl PassPlan {
         self.first_bits + self.second_bits
     }
 
+    /// Number of passes: 1, or 2 when `second_bits > 0`.
     pub fn passes(&self) -> usize {
         1 + usize::from(self.second_bits > 0)
     }
@@ -153,7 +157,13 @@ pub fn second_pass(pool: &Pool, pass1: &Partitioned, radix: Radix) -> Result<Par
         .map(|(&node, buffer)| Region { node, buffer })
         .collect();
     let total = Radix::top(pass1.radix().bits + radix.bits)?;
-    Ok(Partitioned::new(total, regions, pieces_of, homes))
+    Ok(Partitioned::new(
+        total,
+        regions,
+        pieces_of,
+        homes,
+        recycle::Recycler::of(pool),
+    ))
 }
 
 /// Runs the pass-2 tasks; returns every pass-1 partition's sub-bounds.

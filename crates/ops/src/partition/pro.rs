@@ -73,7 +73,13 @@ pub fn partition(pool: &Pool, rel: &Relation, radix: Radix) -> Result<Partitione
         .into_iter()
         .map(|(region, start, end)| vec![Piece { region, start, end }])
         .collect();
-    Ok(Partitioned::new(radix, regions, pieces_of, homes))
+    Ok(Partitioned::new(
+        radix,
+        regions,
+        pieces_of,
+        homes,
+        recycle::Recycler::of(pool),
+    ))
 }
 
 #[cfg(test)]

@@ -76,6 +76,7 @@ pub struct AlignedTuples {
 }
 
 impl AlignedTuples {
+    /// An empty buffer; it allocates on the first [`AlignedTuples::get_mut`].
     pub fn new() -> Self {
         Self::default()
     }

@@ -43,6 +43,7 @@ pub use keys::{KeyChunk, KeyColumn};
 
 /// An element the sort can order: plain old data with a 64-bit key.
 pub trait Keyed: Pod + Send + Sync {
+    /// The key the element is sorted by (unsigned order).
     fn key(&self) -> u64;
 }
 
@@ -116,6 +117,8 @@ pub struct SortResult {
     /// The sorted relation: chunk w holds keys no larger than chunk w+1's.
     #[serde(skip)]
     pub sorted: Option<Relation>,
+    /// Time of each phase ("local sort", "splitters", "exchange",
+    /// "merge"), in order.
     pub phases: Vec<PhaseTime>,
 }
 
@@ -125,10 +128,43 @@ pub struct KeySortResult {
     /// The sorted keys: chunk w holds keys no larger than chunk w+1's.
     #[serde(skip)]
     pub sorted: Option<KeyColumn>,
+    /// Time of each phase, as in [`SortResult::phases`].
     pub phases: Vec<PhaseTime>,
 }
 
 /// Sorts `input` on `pool` with the default options.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use numakit_ops::sort::sort;
+/// use numakit_ops::timing::Silent;
+/// use numakit_ops::{Relation, Tuple};
+/// use numakit_placement::PlacementMode;
+/// use numakit_pool::PoolBuilder;
+///
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let pool = PoolBuilder::new(topology)
+///     .threads(2)
+///     .placement(PlacementMode::BestEffort)
+///     .build()?;
+/// let input = Relation::from_tuples(
+///     &pool,
+///     &[Tuple::new(50, 0), Tuple::new(10, 1), Tuple::new(40, 2), Tuple::new(20, 3)],
+/// )?;
+/// let result = sort(&pool, &input, &Silent)?;
+/// let sorted = result.sorted.expect("a sort returns its output");
+///
+/// // Chunk after chunk, the keys ascend; payloads follow their keys.
+/// let tuples = sorted.to_vec();
+/// assert_eq!(tuples.iter().map(|t| t.key).collect::<Vec<_>>(), [10, 20, 40, 50]);
+/// assert_eq!(tuples[0], Tuple::new(10, 1));
+/// let phases: Vec<&str> = result.phases.iter().map(|p| p.name.as_str()).collect();
+/// assert_eq!(phases, ["local sort", "splitters", "exchange", "merge"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn sort(pool: &Pool, input: &Relation, progress: &dyn Progress) -> Result<SortResult> {
     sort_with(pool, input, &SortOptions::default(), progress)
 }
@@ -147,7 +183,7 @@ pub fn sort_with(
     let mut timer = PhaseTimer::new(progress);
     let sorted = numa::sort_runs(pool, &runs, options, &mut timer)?;
     Ok(SortResult {
-        sorted: Some(relation_of(sorted)),
+        sorted: Some(relation_of(pool, sorted)),
         phases: timer.finish(),
     })
 }
@@ -165,12 +201,12 @@ pub fn sort_owned(
     let mut timer = PhaseTimer::new(progress);
     let sorted = numa::sort_owned_runs(pool, chunks, options, &mut timer)?;
     Ok(SortResult {
-        sorted: Some(relation_of(sorted)),
+        sorted: Some(relation_of(pool, sorted)),
         phases: timer.finish(),
     })
 }
 
-fn relation_of(runs: Vec<numa::SortedRun<Tuple>>) -> Relation {
+fn relation_of(pool: &Pool, runs: Vec<numa::SortedRun<Tuple>>) -> Relation {
     let chunks = runs
         .into_iter()
         .map(|run| Chunk {
@@ -179,7 +215,7 @@ fn relation_of(runs: Vec<numa::SortedRun<Tuple>>) -> Relation {
             tuples: run.data,
         })
         .collect();
-    Relation::from_recycled_chunks(chunks)
+    Relation::from_recycled_chunks(chunks, crate::recycle::Recycler::of(pool))
 }
 
 /// Sorts the keys of `input` on `pool` with the default options.
@@ -199,7 +235,7 @@ pub fn sort_keys_with(
     let mut timer = PhaseTimer::new(progress);
     let sorted = numa::sort_runs(pool, &runs, options, &mut timer)?;
     Ok(KeySortResult {
-        sorted: Some(column_of(sorted)),
+        sorted: Some(column_of(pool, sorted)),
         phases: timer.finish(),
     })
 }
@@ -218,12 +254,12 @@ pub fn sort_keys_owned(
     let mut timer = PhaseTimer::new(progress);
     let sorted = numa::sort_owned_runs(pool, chunks, options, &mut timer)?;
     Ok(KeySortResult {
-        sorted: Some(column_of(sorted)),
+        sorted: Some(column_of(pool, sorted)),
         phases: timer.finish(),
     })
 }
 
-fn column_of(runs: Vec<numa::SortedRun<u64>>) -> KeyColumn {
+fn column_of(pool: &Pool, runs: Vec<numa::SortedRun<u64>>) -> KeyColumn {
     let chunks = runs
         .into_iter()
         .map(|run| KeyChunk {
@@ -232,7 +268,7 @@ fn column_of(runs: Vec<numa::SortedRun<u64>>) -> KeyColumn {
             keys: run.data,
         })
         .collect();
-    KeyColumn::from_recycled_chunks(chunks)
+    KeyColumn::from_recycled_chunks(chunks, crate::recycle::Recycler::of(pool))
 }
 
 #[cfg(test)]

@@ -50,8 +50,11 @@ const PAGING: Paging = Paging::Base;
 
 /// One worker's sorted output.
 pub struct SortedRun<T> {
+    /// The node the run's memory is on (its worker's node).
     pub node: NodeId,
+    /// Index of the worker that merged the run; runs come in worker order.
     pub worker: usize,
+    /// The elements, sorted by key.
     pub data: NodeBuffer<T>,
 }
 
@@ -181,7 +184,7 @@ fn exchange_pieces<T: Keyed>(
         let own_piece = bounds[c][c + 1] - bounds[c][c];
         if own_piece == total && total == local.run.len() {
             // Its whole run stays: nothing to receive.
-            recycle::give_back(ctx.node, local.spare);
+            recycle::give_back(pool, ctx.node, local.spare);
             inboxes.push(Inbox {
                 buffer: None,
                 starts,
@@ -245,7 +248,7 @@ fn merge_buffer<T: Keyed>(
 ) -> Result<NodeBuffer<T>> {
     if starts.windows(2).filter(|w| w[1] > w[0]).count() <= 1 {
         if let Some(unused) = target {
-            recycle::give_back(node, unused);
+            recycle::give_back(pool, node, unused);
         }
         return Ok(buffer);
     }
@@ -255,6 +258,6 @@ fn merge_buffer<T: Keyed>(
     };
     let pieces: Vec<&[T]> = starts.windows(2).map(|w| &buffer[w[0]..w[1]]).collect();
     merge_into(&pieces, &mut out);
-    recycle::give_back(node, buffer);
+    recycle::give_back(pool, node, buffer);
     Ok(out)
 }

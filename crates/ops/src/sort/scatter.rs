@@ -132,8 +132,13 @@ pub(super) fn magnitude_counts<T: Keyed>(src: &[T], top: u32) -> Vec<usize> {
 /// radix sort, in key order), keeping the order within buckets; `bounds`
 /// are the bucket boundaries (prefix sums of the bucket sizes). With
 /// `stream`, full cache lines of `dst` bypass the caches.
-pub(super) fn scatter_split<T, F>(src: &[T], dst: &mut [T], bounds: &[usize], stream: bool, bucket_of: F)
-where
+pub(super) fn scatter_split<T, F>(
+    src: &[T],
+    dst: &mut [T],
+    bounds: &[usize],
+    stream: bool,
+    bucket_of: F,
+) where
     T: Keyed,
     F: Fn(u64) -> usize,
 {

@@ -99,7 +99,11 @@ pub fn select<T: Keyed>(runs: &[&[T]], target: usize, guess: u64) -> u64 {
 /// equal to it end at `through`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Located {
+    /// Number of elements with a key below the splitter (where its equal
+    /// keys start).
     pub below: usize,
+    /// Number of elements with a key at most the splitter (where its
+    /// equal keys end); `through - below` elements equal it.
     pub through: usize,
 }
 

@@ -32,6 +32,7 @@ use crate::latency::PageCheck;
 pub struct Seat {
     /// The node whose CPUs it gets (its partition's home).
     pub node: NodeId,
+    /// Its share of the node's allowed CPUs, where its pool's workers run.
     pub cpus: CpuSet,
 }
 

@@ -23,6 +23,7 @@ use numakit_placement::MemoryLimit;
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
+use numakit_ops::cache_probe::CacheProbe;
 use numakit_ops::Progress;
 use numakit_placement::{PlacementMode, Placer};
 use numakit_pool::Pool;
@@ -37,17 +38,24 @@ pub use workload::{Sizes, Workload};
 /// Where an instance's threads and memory go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Strategy {
+    /// No binding: the kernel places the threads, first touch the memory.
     #[serde(rename = "default")]
     Default,
+    /// Each instance's threads and memory on its own node.
     #[serde(rename = "aligned")]
     Aligned,
+    /// Threads on the instance's node, memory on the next memory node.
     #[serde(rename = "1-ahead")]
     OneAhead,
+    /// Threads on the instance's node, memory interleaved over all memory
+    /// nodes.
     #[serde(rename = "interleave")]
     Interleave,
 }
 
 impl Strategy {
+    /// Every strategy, `default` first (the one the others are
+    /// normalized to).
     pub const ALL: [Strategy; 4] = [
         Strategy::Default,
         Strategy::Aligned,
@@ -55,6 +63,8 @@ impl Strategy {
         Strategy::Interleave,
     ];
 
+    /// The strategy's name in options and reports (`default`, `aligned`,
+    /// `1-ahead`, `interleave`).
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Default => "default",
@@ -94,13 +104,18 @@ pub struct StrategyOptions {
     pub memory_limit: MemoryLimit,
     /// Partitions (default: one per node with CPUs).
     pub instances: Option<usize>,
+    /// Rows of each instance's data.
     pub sizes: Sizes,
+    /// The workloads to run, each under every strategy.
     pub workloads: Vec<Workload>,
+    /// The strategies to compare (`default` among them, or nothing is
+    /// normalized).
     pub strategies: Vec<Strategy>,
     /// Timed repetitions (the median is reported), after one untimed.
     pub reps: usize,
     /// How the bound strategies' pools pin (`default` never pins).
     pub mode: PlacementMode,
+    /// Seed of the generated data (instance i uses `seed + i`).
     pub seed: u64,
 }
 
@@ -126,11 +141,17 @@ impl Default for StrategyOptions {
 /// One strategy on one workload.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StrategyOutcome {
+    /// Where the instances' threads and memory went.
     pub strategy: Strategy,
+    /// What the instances ran.
     pub workload: Workload,
-    /// Median over repetitions of all instances' rows per second together.
+    /// Median over repetitions of all instances' rows per second together
+    /// (their rows over the wall time from their common start to the last
+    /// one's end).
     pub rows_per_s: f64,
+    /// Slowest repetition, in rows per second.
     pub min_rows_per_s: f64,
+    /// Fastest repetition, in rows per second.
     pub max_rows_per_s: f64,
     /// Throughput over `default`'s on the same workload.
     pub vs_default: Option<f64>,
@@ -143,17 +164,59 @@ pub struct StrategyOutcome {
 /// Every strategy's outcome and the recommendation.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StrategyReport {
+    /// The options the strategies ran with.
     pub options: StrategyOptions,
+    /// Where each instance ran: its node and CPUs.
     pub instances: Vec<Seat>,
+    /// The allowed memory nodes the strategies placed data on.
     pub memory_nodes: Vec<numakit_topology::NodeId>,
+    /// One per workload and strategy, workload by workload, strategies in
+    /// the order asked.
     pub outcomes: Vec<StrategyOutcome>,
     /// Every strategy computed the same results.
     pub consistent: bool,
+    /// The best strategy and what to do to get it, in one line (see
+    /// [`recommend`]).
     pub recommendation: String,
+    /// Caveats about the comparison on this machine (one memory node).
     pub notes: Vec<String>,
 }
 
 /// Runs every workload under every strategy.
+///
+/// # Examples
+///
+/// The scan under every strategy on 100,000 rows per instance (one
+/// instance per node), one timed repetition. (The aggregation and the join
+/// also measure the usable cache first, once per run, which takes a while
+/// in a debug build.)
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use numakit_ops::timing::Silent;
+/// use numakit_placement::{PlacementMode, Placer};
+/// use numakit_probe::strategies::{self, Sizes, Strategy, StrategyOptions, Workload};
+///
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let placer = Placer::new(topology, PlacementMode::BestEffort);
+/// let options = StrategyOptions {
+///     sizes: Sizes { rows: 100_000, groups: 64, build_rows: 1_024 },
+///     workloads: vec![Workload::Scan],
+///     reps: 1,
+///     mode: PlacementMode::BestEffort,
+///     ..StrategyOptions::default()
+/// };
+///
+/// let report = strategies::run(&placer, &options, &Silent)?;
+/// assert_eq!(report.outcomes.len(), Strategy::ALL.len());
+/// assert!(report.consistent, "every strategy computed the same sum");
+/// assert!(report.outcomes.iter().all(|o| o.rows_per_s > 0.0));
+/// let default = &report.outcomes[0];
+/// assert_eq!((default.strategy, default.vs_default), (Strategy::Default, Some(1.0)));
+/// assert!(report.recommendation.contains("x the default"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(
     placer: &Placer,
     options: &StrategyOptions,
@@ -243,6 +306,9 @@ fn run_workload(
     progress: &dyn Progress,
 ) -> Result<Vec<StrategyOutcome>> {
     let mut setups = Vec::with_capacity(options.strategies.len());
+    // One cache measurement for every instance's pool (measured on the
+    // first, handed to the others), not one per pool at the same time.
+    let mut cache: Option<Arc<CacheProbe>> = None;
     for &strategy in &options.strategies {
         progress.phase(&format!(
             "{}: placing data {}",
@@ -253,6 +319,12 @@ fn run_workload(
         let mut data = Vec::with_capacity(seats.len());
         for (i, seat) in seats.iter().enumerate() {
             let pool = instance::pool(topology, seat, strategy, options.mode)?;
+            match &cache {
+                None => cache = Some(numakit_ops::cache_probe::measured(&pool)),
+                Some(shared) => {
+                    pool.state_or_init(|| CacheProbe::clone(shared));
+                }
+            }
             let placement = instance::placement(strategy, seat.node, memory_nodes);
             data.push(workload::data(
                 &pool,

@@ -18,21 +18,32 @@ use super::instance::{page_check, placed_relation};
 use crate::error::Result;
 use crate::latency::PageCheck;
 
-/// Bytes of input each scan task takes (the pool's default morsel).
+/// Tuples each scan task takes: 2 MiB of 16-byte tuples (the pool's
+/// default morsel).
 const MORSEL_TUPLES: usize = (2 << 20) / 16;
 
 /// What the instances run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Workload {
+    /// A morsel-driven wrapping sum of every key and payload of sequential
+    /// keys.
     Scan,
+    /// A group-by over uniform keys (`Sizes::groups` distinct), the method
+    /// chosen automatically.
     Aggregate,
+    /// An inner equi-join, counted, of foreign keys against a dense build
+    /// side (`Sizes::build_rows` rows), with the algorithm recommended for
+    /// the sizes.
     Join,
 }
 
 impl Workload {
+    /// Every workload, in the order reports list them.
     pub const ALL: [Workload; 3] = [Workload::Scan, Workload::Aggregate, Workload::Join];
 
+    /// The workload's name in options and reports (`scan`, `aggregate`,
+    /// `join`).
     pub fn name(self) -> &'static str {
         match self {
             Workload::Scan => "scan",
@@ -58,6 +69,7 @@ pub struct Data {
     pub main: Relation,
     /// The join's build side.
     pub build: Option<Relation>,
+    /// Both relations' pages, and how many lay where the strategy put them.
     pub pages: PageCheck,
 }
 

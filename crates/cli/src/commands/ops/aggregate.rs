@@ -29,23 +29,32 @@ pub struct MethodReport {
     pub asked: AggMethod,
     /// What ran.
     pub ran: Option<AggMethod>,
+    /// Why `auto` picked the method it ran (empty for a named method).
     pub reason: String,
+    /// The estimate of distinct keys the tables were sized for.
     pub estimated_groups: Option<u64>,
+    /// Seconds over the repetitions, and the rates of the median run.
     #[serde(flatten)]
     pub throughput: Throughput,
+    /// Median seconds of each phase over the repetitions.
     pub phases: Vec<PhaseTime>,
 }
 
 /// Everything `numakit aggregate` reports.
 #[derive(Serialize)]
 pub struct AggregateReport {
+    /// Rows of the generated input.
     pub input_rows: u64,
+    /// Worker threads of the pool.
     pub threads: usize,
     /// Number of groups (the same for every method).
     pub rows: u64,
     /// Median seconds of the fastest method.
     pub seconds: f64,
+    /// One report per method asked for, in the order given.
     pub methods: Vec<MethodReport>,
+    /// Whether the groups were checked against the sequential reference
+    /// (`--verify`; a mismatch fails the command instead).
     pub verified: bool,
     /// With --sweep: (groups, method, median seconds).
     pub sweep: Vec<(u64, AggMethod, f64)>,
@@ -90,8 +99,8 @@ fn measure(
     reps: usize,
     spinner: &Spinner,
 ) -> Result<(Vec<MethodReport>, AggResult)> {
-    // The cache probe runs once per process; not inside the first timing.
-    numakit_ops::cache_probe::measured();
+    // The cache probe runs once per pool: here, not inside the first timing.
+    numakit_ops::cache_probe::measured(pool);
     let mut runs: Vec<Vec<AggResult>> = (0..list.len()).map(|_| Vec::new()).collect();
     for rep in 0..reps {
         for (i, &method) in list.iter().enumerate() {
@@ -133,6 +142,9 @@ fn measure(
     Ok((reports, one))
 }
 
+/// Runs `numakit aggregate`: on the `--input` file through the table layer,
+/// or on generated data with every `--method` measured (and `--sweep`);
+/// prints the report and writes the groups with `--out`.
 pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     if let Some(path) = &args.input {
         crate::usage_ensure!(!args.sweep, "--sweep runs on generated data; drop --input");

@@ -17,15 +17,24 @@ use crate::commands::ops::common::rate;
 /// What the main job's operator section measured.
 #[derive(Serialize)]
 pub struct OperatorSummary {
+    /// Rows of the join's build side (dense keys) and probe side (foreign
+    /// keys into the build side).
     pub join_rows: (usize, usize),
     /// (algorithm, seconds, result rows)
     pub joins: Vec<(JoinAlgorithm, f64, u64)>,
+    /// Rows of the group-by's input (uniform keys below 65536).
     pub aggregate_rows: usize,
+    /// Groups the group-by found.
     pub groups: usize,
+    /// The method the automatic choice ran (`?` if none was reported).
     pub aggregate_method: String,
+    /// Why the automatic choice picked it.
     pub aggregate_reason: String,
+    /// Seconds of the group-by, its phases together.
     pub aggregate_seconds: f64,
+    /// Rows sorted (the join's probe side).
     pub sort_rows: usize,
+    /// Seconds of the sort, its phases together.
     pub sort_seconds: f64,
     /// The table layer on a table with a string key and nulls.
     pub tables: TableSummary,
@@ -37,12 +46,19 @@ pub struct OperatorSummary {
 /// table whose key is a string with nulls.
 #[derive(Serialize)]
 pub struct TableSummary {
+    /// Rows of the sales table.
     pub rows: usize,
+    /// Groups (cities) found, the null key's group included.
     pub groups: u64,
+    /// How the string key became codes (`dictionary of 12 keys`, ...).
     pub group_key_encoding: String,
+    /// Seconds of the group-by.
     pub group_seconds: f64,
+    /// Rows of the left outer join of the sales with the cities.
     pub join_rows: u64,
+    /// The join algorithm the table layer ran.
     pub join_algorithm: String,
+    /// Seconds of the join.
     pub join_seconds: f64,
 }
 
@@ -115,7 +131,7 @@ pub fn operators(pool: &Pool, s_rows: u64) -> Result<OperatorSummary> {
         );
         joins.push((algorithm, total_seconds(&result.phases), result.rows));
     }
-    numakit_ops::cache_probe::measured(); // once per process, not in the timing
+    numakit_ops::cache_probe::measured(pool); // once per pool, not in the timing
     let a = gen(pool, s_rows, KeyDist::Uniform { max: 65_536 }, 3)?;
     let agg = aggregate(pool, &a, &AggOptions::new(AggMethod::Auto), &Silent)?;
     ensure!(

@@ -13,13 +13,18 @@ use crate::prefetch::prefetch;
 pub enum GroupIndex {
     /// Codes `0..len` are their own group numbers; `len` is the null group.
     Direct {
+        /// Codes indexed: the largest code plus one.
         len: usize,
     },
     /// Codes numbered densely from 0 as they come (a dictionary's): code
     /// `c` is group `c + 1`, the null group is group 0; grows as needed.
     Dense {
+        /// Group numbers in use are below this: the largest code seen
+        /// plus two (1 before any code).
         groups: usize,
     },
+    /// Any codes, numbered from 0 in order of first appearance (the null
+    /// group too) by a hash table.
     Hashed(HashIndex),
 }
 

@@ -47,8 +47,11 @@ const DIRECT_BYTES: usize = 64 << 20;
 /// The values of one column of a segment.
 #[derive(Clone, Copy, Debug)]
 pub enum Values<'a> {
+    /// 64-bit integers, one per row.
     I64(&'a [i64]),
+    /// 128-bit integers (decimals by their unscaled value), one per row.
     I128(&'a [i128]),
+    /// Floats, one per row.
     F64(&'a [f64]),
     /// No values (COUNT needs only the validity).
     None,
@@ -75,10 +78,12 @@ pub struct Validity<'a> {
 }
 
 impl<'a> Validity<'a> {
+    /// The bitmap `bits` read from bit `offset` on (row 0 is bit `offset`).
     pub fn new(bits: &'a [u8], offset: usize) -> Self {
         Validity { bits, offset }
     }
 
+    /// Whether row `i` is valid (not null); panics past the bitmap's end.
     #[inline(always)]
     pub fn get(&self, i: usize) -> bool {
         let j = self.offset + i;
@@ -89,6 +94,7 @@ impl<'a> Validity<'a> {
 /// One value column of a segment.
 #[derive(Clone, Copy, Debug)]
 pub struct ValueColumn<'a> {
+    /// The values, one per row of the segment (null rows hold anything).
     pub values: Values<'a>,
     /// `None`: every row is valid.
     pub valid: Option<Validity<'a>>,
@@ -98,16 +104,22 @@ pub struct ValueColumn<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Func {
+    /// Non-null values of the column (COUNT(col)).
     Count,
+    /// Sum of the non-null values (integers exactly, beyond 64 bits).
     Sum,
+    /// Smallest non-null value (floats: NaN above +infinity).
     Min,
+    /// Largest non-null value (floats: NaN above +infinity).
     Max,
 }
 
 /// One aggregate: `func` of value column `column`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AggSpec {
+    /// Index of the value column in every [`Segment::columns`].
     pub column: usize,
+    /// The function applied to it.
     pub func: Func,
     /// Whether the column holds floats.
     pub float: bool,
@@ -120,6 +132,8 @@ pub struct Segment<'a> {
     pub codes: &'a [u64],
     /// Rows without a key (sorted): the null group.
     pub keyless: &'a [u32],
+    /// The value columns, each as long as `codes`; [`AggSpec::column`]
+    /// indexes them.
     pub columns: Vec<ValueColumn<'a>>,
 }
 
@@ -157,6 +171,7 @@ impl Groups {
         self.codes.len()
     }
 
+    /// Whether there are no groups.
     pub fn is_empty(&self) -> bool {
         self.codes.is_empty()
     }
@@ -178,6 +193,7 @@ pub struct ColumnsResult {
     pub groups: Vec<Groups>,
     /// Whether codes were their own group numbers (else hashed).
     pub direct: bool,
+    /// Time of each phase ("aggregate parts", "merge"), in order.
     pub phases: Vec<PhaseTime>,
 }
 

@@ -17,35 +17,56 @@ use crate::sort::f64_to_ordered_u64 as order;
 /// One aggregate's per-group state.
 #[derive(Clone, Debug, PartialEq)]
 pub enum State {
+    /// COUNT(col).
     Count {
+        /// Non-null values per group.
         n: Vec<u64>,
     },
     /// Exact integer sums: the sum is `carry * 2^128 + sum` (the 128-bit
     /// sum wraps and `carry` counts the wraps), so a sum that leaves 128
     /// bits on the way and comes back is still exact.
     SumInt {
+        /// The low 128 bits of each group's sum (wrapping).
         sum: Vec<i128>,
+        /// Non-null values per group.
         n: Vec<u64>,
+        /// Net wraps of `sum` per group: +1 per wrap upwards, -1 per wrap
+        /// downwards; 0 when the sum fits 128 bits.
         carry: Vec<i64>,
     },
+    /// SUM of floats.
     SumFloat {
+        /// Each group's sum so far (0.0 for a group without values).
         sum: Vec<f64>,
+        /// Non-null values per group.
         n: Vec<u64>,
     },
+    /// MIN of integers.
     MinInt {
+        /// Each group's minimum; `i128::MAX` while it has no value.
         v: Vec<i128>,
+        /// Non-null values per group.
         n: Vec<u64>,
     },
+    /// MAX of integers.
     MaxInt {
+        /// Each group's maximum; `i128::MIN` while it has no value.
         v: Vec<i128>,
+        /// Non-null values per group.
         n: Vec<u64>,
     },
+    /// MIN of floats, every NaN above +infinity.
     MinFloat {
+        /// Each group's minimum; meaningless (0.0) while it has no value.
         v: Vec<f64>,
+        /// Non-null values per group.
         n: Vec<u64>,
     },
+    /// MAX of floats, every NaN above +infinity.
     MaxFloat {
+        /// Each group's maximum; meaningless (0.0) while it has no value.
         v: Vec<f64>,
+        /// Non-null values per group.
         n: Vec<u64>,
     },
 }

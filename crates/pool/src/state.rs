@@ -1,0 +1,258 @@
+//! Runtime state that higher layers keep per pool ([`Pool::state`]).
+//!
+//! Some state belongs to the pool it serves rather than to the process:
+//! a cache of node-bound buffers taken and given back by that pool's
+//! operators, or a measurement of what that pool's workers see of the
+//! memory system. Keeping it in statics ties it to the process instead:
+//! it outlives every pool, two pools share it, and nothing frees it. So
+//! the pool keeps a small map from a type to one shared value of that
+//! type, made on first use and dropped with the pool. The pool never
+//! names those types (they live in the crates above it) and never looks
+//! inside the values.
+//!
+//! This is not a general-purpose store: one value per type and pool, no
+//! removal, no per-worker or per-job data (tasks hold that themselves).
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use crate::pool::Pool;
+
+/// One value per type, each made once.
+#[derive(Default)]
+pub(crate) struct StateMap {
+    /// Each type's slot is a `OnceLock<Arc<T>>` behind its own `Arc`, so
+    /// that a value is made outside the map's lock: making one may take
+    /// long (a measurement) or ask the pool for another type's value.
+    slots: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+}
+
+impl StateMap {
+    /// The value of type `T`, made by `init` if there is none yet.
+    pub(crate) fn get_or_init<T, F>(&self, init: F) -> Arc<T>
+    where
+        T: Any + Send + Sync,
+        F: FnOnce() -> T,
+    {
+        let slot = self.slot::<T>();
+        Arc::clone(slot.get_or_init(|| Arc::new(init())))
+    }
+
+    /// The value of type `T`, if one was made.
+    pub(crate) fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.slot::<T>().get().cloned()
+    }
+
+    fn slot<T: Any + Send + Sync>(&self) -> Arc<OnceLock<Arc<T>>> {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = slots
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(OnceLock::<Arc<T>>::new()));
+        match Arc::clone(entry).downcast::<OnceLock<Arc<T>>>() {
+            Ok(slot) => slot,
+            Err(_) => {
+                // Unreachable: the slot under T's type id is always made
+                // as T's. Should it ever not be, T starts afresh.
+                let slot = Arc::new(OnceLock::<Arc<T>>::new());
+                *entry = Arc::clone(&slot) as Arc<dyn Any + Send + Sync>;
+                slot
+            }
+        }
+    }
+
+    /// Number of types with a slot (made or being made).
+    #[cfg(test)]
+    fn types(&self) -> usize {
+        self.slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+impl Pool {
+    /// This pool's value of type `T`, made with `T::default()` on first
+    /// use (see [`Pool::state_or_init`]).
+    pub fn state<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
+        self.state_or_init(T::default)
+    }
+
+    /// This pool's value of type `T`, made by `init` on first use.
+    ///
+    /// The pool keeps one value per type for layers above it that need
+    /// runtime state per pool rather than per process (a cache of buffers
+    /// its workers reuse, a measurement made once for its workers): the
+    /// type is the key, so a crate keys its state by a type of its own
+    /// (private, or public when others may look). Every later call, from
+    /// any thread, gets the same value; it is dropped when the pool is
+    /// dropped and nothing else holds an `Arc` of it (a value whose `Drop`
+    /// frees resources frees them then). Interior mutability is the
+    /// value's own business.
+    ///
+    /// `init` runs once, on the first caller's thread, outside the pool's
+    /// lock: callers of other types go on meanwhile, callers of the same
+    /// type wait for it. If `init` panics, the next call tries again.
+    /// `init` must not ask for its own type (that waits forever).
+    ///
+    /// This is not a store for per-task or per-job data, and values are
+    /// never removed or replaced.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// use numakit_placement::PlacementMode;
+    /// use numakit_pool::PoolBuilder;
+    ///
+    /// /// Rows this pool has seen (a layer above the pool owns the type).
+    /// #[derive(Default)]
+    /// struct RowsSeen(AtomicU64);
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let topology = Arc::new(numakit_topology::discover()?);
+    /// let pool = PoolBuilder::new(topology)
+    ///     .threads(1)
+    ///     .placement(PlacementMode::Off)
+    ///     .build()?;
+    /// pool.state::<RowsSeen>().0.fetch_add(10, Ordering::Relaxed);
+    /// pool.state::<RowsSeen>().0.fetch_add(5, Ordering::Relaxed);
+    /// assert_eq!(pool.state::<RowsSeen>().0.load(Ordering::Relaxed), 15);
+    ///
+    /// // A value that needs the pool to be made: init runs once.
+    /// let nodes = pool.state_or_init(|| pool.nodes().len());
+    /// assert_eq!(*nodes, 1);
+    /// assert_eq!(*pool.state_or_init(|| 99usize), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn state_or_init<T, F>(&self, init: F) -> Arc<T>
+    where
+        T: Any + Send + Sync,
+        F: FnOnce() -> T,
+    {
+        self.state.get_or_init(init)
+    }
+
+    /// This pool's value of type `T` if one was made, without making one.
+    pub fn state_if_made<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.state.get::<T>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Barrier;
+
+    use numakit_placement::PlacementMode;
+
+    use super::*;
+    use crate::PoolBuilder;
+
+    fn pool() -> Pool {
+        let topo = Arc::new(numakit_topology::discover().unwrap());
+        PoolBuilder::new(topo)
+            .threads(2)
+            .placement(PlacementMode::Off)
+            .build()
+            .unwrap()
+    }
+
+    #[derive(Default)]
+    struct Counter(AtomicUsize);
+
+    /// Counts its drops in a shared counter.
+    struct Tracked(Arc<AtomicUsize>);
+
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn one_value_per_type_and_pool() {
+        let pool = pool();
+        assert!(pool.state_if_made::<Counter>().is_none());
+        pool.state::<Counter>().0.fetch_add(3, Ordering::SeqCst);
+        assert_eq!(pool.state::<Counter>().0.load(Ordering::SeqCst), 3);
+        assert!(Arc::ptr_eq(
+            &pool.state::<Counter>(),
+            &pool.state_if_made::<Counter>().unwrap()
+        ));
+        // Another type is another value.
+        assert_eq!(*pool.state_or_init(|| 7u32), 7);
+        assert_eq!(*pool.state_or_init(|| 8u32), 7, "made once");
+        assert_eq!(pool.state.types(), 2);
+        // Another pool has its own.
+        let other = self::pool();
+        assert_eq!(other.state::<Counter>().0.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn values_are_dropped_with_the_pool_unless_still_held() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let pool = pool();
+        let _ = pool.state_or_init(|| Tracked(Arc::clone(&drops)));
+        drop(pool);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+
+        let pool = self::pool();
+        let held = pool.state_or_init(|| Tracked(Arc::clone(&drops)));
+        drop(pool);
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "still held");
+        drop(held);
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn init_runs_once_across_threads_and_may_ask_for_other_types() {
+        let pool = pool();
+        let inits = AtomicUsize::new(0);
+        let start = Barrier::new(4);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    start.wait();
+                    let value = pool.state_or_init(|| {
+                        inits.fetch_add(1, Ordering::SeqCst);
+                        // Asking for another type inside init is fine.
+                        pool.state::<Counter>().0.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        42u64
+                    });
+                    assert_eq!(*value, 42);
+                });
+            }
+        });
+        assert_eq!(inits.load(Ordering::SeqCst), 1);
+        assert_eq!(pool.state::<Counter>().0.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_panicking_init_is_retried() {
+        let pool = pool();
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.state_or_init::<u16, _>(|| panic!("no value"))
+        }));
+        assert!(failed.is_err());
+        assert!(pool.state_if_made::<u16>().is_none());
+        assert_eq!(*pool.state_or_init(|| 5u16), 5);
+    }
+
+    #[test]
+    fn tasks_reach_the_state_through_the_pool() {
+        let pool = pool();
+        let seen = pool.broadcast(|_| {
+            pool.state::<Counter>().0.fetch_add(1, Ordering::SeqCst);
+        });
+        assert!(seen.is_ok());
+        assert_eq!(
+            pool.state::<Counter>().0.load(Ordering::SeqCst),
+            pool.workers()
+        );
+    }
+}
