@@ -14,9 +14,12 @@ that keeps tasks next to their data.
 Start with `numakit run` (the main job on built-in data), then `numakit topo` \
 and `numakit doctor` to see what this machine gives you.";
 
+/// The whole command line: the command chosen and the global options that
+/// every command takes.
 #[derive(Debug, Parser)]
 #[command(name = "numakit", version, about = ABOUT, long_about = LONG_ABOUT)]
 pub struct Cli {
+    /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 
@@ -52,6 +55,7 @@ pub struct Cli {
     pub quiet: bool,
 }
 
+/// The commands; each variant's doc comment is its `--help` summary.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run numakit's main job on built-in data: topology, doctor, a parallel
@@ -108,6 +112,7 @@ pub enum Command {
     Cluster(crate::commands::cluster::args::ClusterCommand),
 }
 
+/// The options of `numakit run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Data size of the reduction and the shuffle in MiB; also scales the
@@ -115,9 +120,11 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 256, value_name = "MIB")]
     pub size_mib: u64,
 
+    /// The workers of the main job's pool.
     #[command(flatten)]
     pub pool: PoolArgs,
 
+    /// How the parallel sum (section 3) lays out and walks its data.
     #[command(flatten)]
     pub sum: SumArgs,
 }
@@ -136,6 +143,7 @@ pub struct SumArgs {
     pub morsel_kib: usize,
 }
 
+/// The options of `numakit topo`.
 #[derive(Debug, Args)]
 pub struct TopoArgs {
     /// A described machine instead of this one: a preset name (see
@@ -148,6 +156,7 @@ pub struct TopoArgs {
     pub list_presets: bool,
 }
 
+/// The benchmarks of `numakit bench`.
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Parallel sum of node-placed u64 through the pool vs plain threads
@@ -155,6 +164,7 @@ pub enum BenchCommand {
     Pool(PoolBenchArgs),
 }
 
+/// The options of `numakit bench pool`.
 #[derive(Debug, Args)]
 pub struct PoolBenchArgs {
     /// Data size in MiB (the foundation's goal is measured at >= 1024).
@@ -165,9 +175,11 @@ pub struct PoolBenchArgs {
     #[arg(long, default_value_t = 7, value_name = "N", value_parser = crate::common::parse::reps)]
     pub reps: usize,
 
+    /// The workers of the pool (the plain sum uses as many threads).
     #[command(flatten)]
     pub pool: PoolArgs,
 
+    /// How the sum lays out and walks its data.
     #[command(flatten)]
     pub sum: SumArgs,
 
@@ -176,6 +188,7 @@ pub struct PoolBenchArgs {
     pub tasks: usize,
 }
 
+/// The options of `numakit shuffle`.
 #[derive(Debug, Args)]
 pub struct ShuffleArgs {
     /// Data size in MiB (64-bit integers spread over all partitions).
@@ -240,6 +253,7 @@ pub struct ShuffleArgs {
     pub machine: Option<String>,
 }
 
+/// The options of `numakit simulate`.
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// The machine: a preset name (see `numakit topo --list-presets`) or a

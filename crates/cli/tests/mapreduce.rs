@@ -191,7 +191,10 @@ fn a_sweep_reports_every_thread_count() {
         assert!(phases[1] > 0.0, "the map phase took no time: {s}");
         let job = s["seconds"]["max"].as_f64().expect("the job's seconds");
         let sum: f64 = phases.iter().sum();
-        assert!(sum <= job * 1.01 + 1e-3, "phases {sum} s exceed the job's {job} s: {s}");
+        assert!(
+            sum <= job * 1.01 + 1e-3,
+            "phases {sum} s exceed the job's {job} s: {s}"
+        );
     }
 }
 

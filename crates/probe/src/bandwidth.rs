@@ -35,22 +35,37 @@ pub struct Effort {
 /// The median bandwidth of one setting and its spread.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Bandwidth {
+    /// The node whose CPUs ran the streaming threads.
     pub cpu_node: NodeId,
+    /// The node the buffers were placed on.
     pub memory_node: NodeId,
+    /// What the threads did with the bytes.
     pub kernel: Kernel,
+    /// Streaming threads, one per CPU of `cpu_node` (round-robin beyond
+    /// its CPUs).
     pub threads: usize,
+    /// Median over the repetitions, in GB/s (10^9 bytes per second, all
+    /// threads together, from their common start to the last one's end).
     pub gbs: f64,
+    /// Slowest repetition, in GB/s.
     pub min_gbs: f64,
+    /// Fastest repetition, in GB/s.
     pub max_gbs: f64,
+    /// Where the threads ran, over every repetition.
     pub thread_check: ThreadCheck,
 }
 
 /// Bandwidth as the thread count grows.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Sweep {
+    /// The node whose CPUs ran the threads.
     pub cpu_node: NodeId,
+    /// The node the buffers were on.
     pub memory_node: NodeId,
+    /// The kernel swept.
     pub kernel: Kernel,
+    /// One measurement per thread count tried, fewest threads first (the
+    /// sweep stops early once it stops gaining).
     pub points: Vec<Bandwidth>,
     /// The fewest threads within 5% of the best point.
     pub saturated_at: usize,
@@ -69,7 +84,7 @@ impl Sweep {
 }
 
 /// Thread counts a sweep tries up to `max`: every count to 4, then steps
-/// that grow with the count (6, 8, 12, 16, 24, ...), and `max` itself.
+/// of half the count (6, 9, 13, 19, ...), and `max` itself.
 pub fn sweep_counts(max: usize) -> Vec<usize> {
     let mut counts = Vec::new();
     let mut t = 1;
@@ -85,6 +100,33 @@ pub fn sweep_counts(max: usize) -> Vec<usize> {
 
 /// `kernel` with `threads` threads of `cpu_node` over `buffers` (on
 /// `memory_node`), `effort.reps` times.
+///
+/// # Examples
+///
+/// One thread of this machine's first node reading 1 MiB on that node
+/// (small enough to stay in cache: a real probe's buffers are far larger).
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use numakit_placement::{HugePages, Placement, PlacementMode, Placer};
+/// use numakit_probe::bandwidth::{self, Effort};
+/// use numakit_probe::stream::{Kernel, StreamBuffers};
+///
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let placer = Placer::new(topology.clone(), PlacementMode::BestEffort);
+/// let node = topology.compute_nodes()[0];
+/// let mut buffers =
+///     StreamBuffers::new(&placer, 1 << 20, Placement::OnNode(node), HugePages::Never)?;
+/// let effort = Effort { passes: 2, reps: 3 };
+///
+/// let b = bandwidth::measure(&placer, (node, node), 1, &mut buffers, Kernel::Read, effort)?;
+/// assert!(b.gbs.is_finite() && b.gbs > 0.0);
+/// assert!(b.min_gbs <= b.gbs && b.gbs <= b.max_gbs);
+/// // One thread, checked before and after each of the three repetitions.
+/// assert_eq!(b.thread_check.threads, 6);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn measure(
     placer: &Placer,
     (cpu_node, memory_node): (NodeId, NodeId),
@@ -172,23 +214,36 @@ pub fn sweep(
 /// One pair's read bandwidth alone and beside cross traffic.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CrossTraffic {
+    /// The node whose threads make the measured flow.
     pub cpu_node: NodeId,
+    /// The node both flows read.
     pub memory_node: NodeId,
     /// The node whose threads read `memory_node` at the same time.
     pub cross_node: NodeId,
+    /// Threads of the measured flow.
     pub threads: usize,
+    /// Threads of the cross flow.
     pub cross_threads: usize,
+    /// The measured flow's read bandwidth without cross traffic, in GB/s
+    /// (as the caller measured it: the pair's read-matrix entry).
     pub alone_gbs: f64,
-    /// This pair's bandwidth while the cross flow runs.
+    /// This pair's read bandwidth while the cross flow runs, in GB/s
+    /// (median over the repetitions).
     pub with_cross_gbs: f64,
-    /// What the cross flow got meanwhile.
+    /// What the cross flow read meanwhile, in GB/s: its bytes over the
+    /// time from its start until it was told to stop (median over the
+    /// repetitions).
     pub cross_gbs: f64,
+    /// Where both flows' threads ran.
     pub thread_check: ThreadCheck,
 }
 
 /// The second flow of a cross-traffic measurement.
 pub struct CrossFlow<'a> {
+    /// One thread per seat reads, all on the cross node.
     pub seats: Vec<Seat>,
+    /// What the cross flow reads (its own buffers, on the measured
+    /// pair's memory node), each thread its share, over and over.
     pub buffers: &'a StreamBuffers,
 }
 

@@ -15,7 +15,11 @@ use serde::Serialize;
 /// A clock rate and where it was read.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Clock {
+    /// The rate in GHz (cycles per nanosecond), as the kernel reports it;
+    /// not measured.
     pub ghz: f64,
+    /// Where the rate was read (`/proc/cpuinfo cpu MHz` or `cpufreq
+    /// cpuinfo_max_freq`), for reports to cite.
     pub source: &'static str,
 }
 

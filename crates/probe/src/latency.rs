@@ -18,7 +18,10 @@ use crate::team::{self, ThreadCheck};
 /// How much of a buffer lies on the node it was put on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PageCheck {
+    /// Resident base pages of the buffer(s), as the kernel's page-location
+    /// query (`move_pages`) found them; a huge page counts as its base pages.
     pub pages: usize,
+    /// Of `pages`, how many were on the node they were placed on.
     pub on_node: usize,
 }
 
@@ -51,19 +54,53 @@ pub struct ChaseLength {
 /// One pair's latency.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Latency {
+    /// The node whose CPU ran the chasing thread.
     pub cpu_node: NodeId,
+    /// The node the chase buffer was placed on.
     pub memory_node: NodeId,
-    /// Median nanoseconds per dependent load.
+    /// Median over the repetitions of nanoseconds per dependent load
+    /// (load-to-use latency of a random pointer chase, wall clock).
     pub ns: f64,
+    /// Fastest repetition, in nanoseconds per dependent load.
     pub min_ns: f64,
+    /// Slowest repetition, in nanoseconds per dependent load.
     pub max_ns: f64,
     /// `ns` in cycles of the reported clock, when there is one.
     pub cycles: Option<f64>,
+    /// Where the chase buffer's pages were, against `memory_node`.
     pub buffer: PageCheck,
+    /// Where the chasing thread ran (`getcpu` before and after its
+    /// loads), against `cpu_node`.
     pub threads: ThreadCheck,
 }
 
 /// The latency from `cpu_node` to `buffer` (which lies on `memory_node`).
+///
+/// # Examples
+///
+/// The local latency of this machine's first node, on a 1 MiB chase (small
+/// enough to stay in cache: a real probe's buffers are far larger).
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use numakit_placement::{HugePages, Placement, PlacementMode, Placer};
+/// use numakit_probe::chase::ChaseBuffer;
+/// use numakit_probe::latency::{self, ChaseLength};
+///
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let placer = Placer::new(topology.clone(), PlacementMode::BestEffort);
+/// let node = topology.compute_nodes()[0];
+/// let buffer = ChaseBuffer::new(&placer, 1 << 20, Placement::OnNode(node), HugePages::Never, 7)?;
+/// let length = ChaseLength { warm: 1_000, loads: 10_000, reps: 3 };
+///
+/// let l = latency::measure(&placer, node, node, &buffer, length, None)?;
+/// assert!(l.ns.is_finite() && l.ns > 0.0);
+/// assert!(l.min_ns <= l.ns && l.ns <= l.max_ns);
+/// assert_eq!(l.cycles, None, "no clock given");
+/// assert_eq!(l.buffer.pages, l.buffer.on_node, "every page on the node");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn measure(
     placer: &Placer,
     cpu_node: NodeId,

@@ -23,14 +23,21 @@ use crate::team::{self, Seat, TeamRun, ThreadCheck};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kernel {
+    /// Sum every word of the source (lmbench's `bw_mem rd`).
     Read,
+    /// Store to every word of the target; the cache reads each line
+    /// first, which the bandwidth does not count (`bw_mem wr`).
     Write,
+    /// Copy the source into the target word by word, the bytes counted
+    /// once (`bw_mem cp`).
     Copy,
 }
 
 impl Kernel {
+    /// Every kernel, in the order the matrices list them.
     pub const ALL: [Kernel; 3] = [Kernel::Read, Kernel::Write, Kernel::Copy];
 
+    /// The kernel's name in reports and options (`read`, `write`, `copy`).
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Read => "read",
@@ -99,12 +106,19 @@ impl StreamBuffers {
 /// One measurement: bytes moved, time, and where the threads ran.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Streamed {
+    /// Bytes streamed: one buffer's size times the passes (a copy's bytes
+    /// counted once).
     pub bytes: u64,
+    /// Wall time in seconds from the team's common start to its last
+    /// thread's end.
     pub seconds: f64,
+    /// Where the threads ran, before and after their work.
     pub check: ThreadCheck,
 }
 
 impl Streamed {
+    /// Bandwidth in GB/s (10^9 bytes per second): `bytes` over `seconds`,
+    /// 0 when no time was measured.
     pub fn gbs(&self) -> f64 {
         if self.seconds > 0.0 {
             self.bytes as f64 / self.seconds / 1e9

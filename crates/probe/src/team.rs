@@ -23,7 +23,9 @@ use crate::error::{ProbeError, Result};
 /// Where one thread of a team is asked to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Seat {
+    /// The CPU the thread is pinned to.
     pub cpu: CpuId,
+    /// The node of `cpu`: where the thread is checked to run.
     pub node: NodeId,
 }
 
@@ -31,7 +33,10 @@ pub struct Seat {
 /// asked for, before and after their work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ThreadCheck {
+    /// Checks made: two per thread of a team (`getcpu` before and after
+    /// its work), one per move of a migrating thread.
     pub threads: usize,
+    /// Of `threads`, the checks that found the thread on its seat's node.
     pub on_node: usize,
 }
 
@@ -57,6 +62,7 @@ pub struct TeamRun<R> {
     pub results: Vec<R>,
     /// From the common start to the end of the last thread's work.
     pub wall: Duration,
+    /// Where the threads ran, before and after their work.
     pub check: ThreadCheck,
 }
 

@@ -178,5 +178,8 @@ fn the_reference_catches_a_wrong_cut_and_a_changed_value() {
     let mut changed = ShuffleData::generate(&pool, 1000, Skew::Uniform, 7).unwrap();
     changed.partitions[1].buffer[3] ^= 1;
     let run = shuffle(&pool, &changed, &ring).unwrap();
-    assert!(run.verify(&changed.reference()).is_err(), "a changed value went unseen");
+    assert!(
+        run.verify(&changed.reference()).is_err(),
+        "a changed value went unseen"
+    );
 }

@@ -13,6 +13,8 @@ use crate::common::parallel_sum;
 use crate::common::progress::Spinner;
 use crate::render::format::{bytes, table, Spread};
 
+/// Runs one `numakit bench` benchmark and prints its report (a table, or
+/// JSON with `json`); `quiet` hides the progress spinner.
 pub fn run(command: &BenchCommand, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     match command {
         BenchCommand::Pool(args) => {
@@ -26,16 +28,29 @@ pub fn run(command: &BenchCommand, mode: PlacementMode, json: bool, quiet: bool)
 /// The result of `numakit bench pool`.
 #[derive(Clone, Debug, Serialize)]
 pub struct PoolBenchReport {
+    /// Bytes of u64 data summed in each repetition (`--size-mib`).
     pub bytes: u64,
+    /// Worker threads of the pool (the plain sum uses as many threads).
     pub workers: usize,
+    /// NUMA nodes the workers run on; each node's share of the data lies on
+    /// it (or on the nearest node with memory).
     pub nodes: Vec<u32>,
+    /// Timed repetitions of each method (`--reps`), after one untimed run.
     pub reps: usize,
+    /// GB/s (10^9 bytes per second) of the pool's sum: morsels queued at
+    /// the node that holds them.
     pub pool_gbs: Spread,
+    /// GB/s of plain pinned threads, each summing its node's part.
     pub plain_gbs: Spread,
     /// Median of pool GB/s over median of plain GB/s.
     pub ratio: f64,
+    /// Empty tasks spawned in each of the 5 dispatch runs (`--tasks`).
     pub dispatch_tasks: usize,
+    /// Nanoseconds per empty task, spawned round-robin over the nodes, over
+    /// 5 runs.
     pub dispatch_ns_per_task: Spread,
+    /// Microseconds per broadcast of an empty closure to every worker, over
+    /// 5 runs of 200 broadcasts.
     pub broadcast_us: Spread,
 }
 
@@ -140,6 +155,8 @@ pub fn broadcast_cost(pool: &Pool, rounds: usize) -> Result<f64> {
     Ok(start.elapsed().as_secs_f64() * 1e6 / rounds.max(1) as f64)
 }
 
+/// The report as text: the GB/s table, the pool/plain ratio against the
+/// 0.90 goal, and the dispatch and broadcast costs.
 pub fn render(r: &PoolBenchReport) -> String {
     let row = |name: &str, s: &Spread| {
         vec![

@@ -37,6 +37,8 @@ pub fn run(json: bool) -> Result<bool> {
     Ok(report.ok())
 }
 
+/// The report as text: one `pass`/`FAIL`/`n/a` row per check with its
+/// detail, then the verdict line.
 pub fn render(report: &Report) -> String {
     let mut rows = Vec::new();
     for c in &report.checks {

@@ -23,8 +23,12 @@ use crate::render::format::{bytes, table, Spread};
 /// One schedule's measurements.
 #[derive(Serialize)]
 pub struct ScheduleResult {
+    /// The shuffle schedule (naive, ring, random, migration, migration-copy).
     pub schedule: Strategy,
+    /// Its synchronization: tight (a barrier between steps) or loose (each
+    /// consumer moves on alone).
     pub sync: SyncMode,
+    /// GB/s (10^9 bytes of data per second) over the repetitions.
     pub gbs: Spread,
     /// Median over the baseline's median.
     pub vs_plain_read: f64,
@@ -36,24 +40,40 @@ pub struct ScheduleResult {
 /// A thread count of the sweep.
 #[derive(Serialize)]
 pub struct SweepPoint {
+    /// Worker threads at this point (a multiple of the node count).
     pub threads: usize,
+    /// Median GB/s of the plain parallel read of the same bytes.
     pub plain_read_gbs: f64,
+    /// Median GB/s of each schedule (naive, ring, migration; tight).
     pub results: Vec<(Strategy, f64)>,
 }
 
 /// Everything `numakit shuffle` measured.
 #[derive(Serialize)]
 pub struct ShuffleReport {
+    /// Bytes of u64 data shuffled in each run, over all partitions.
     pub bytes: u64,
+    /// Worker threads: one producer partition and one consumer each.
     pub threads: usize,
+    /// NUMA nodes the workers span (the shuffle's sockets).
     pub sockets: usize,
+    /// Workers on each node.
     pub threads_per_socket: usize,
+    /// `pull` (consume in place) or `push` (copy into consumer-local
+    /// buffers).
     pub form: Form,
+    /// How piece sizes are spread over consumers: uniform or Zipf.
     pub skew: Skew,
+    /// Repetitions of every schedule and of the plain read.
     pub reps: usize,
+    /// GB/s of the baseline: a plain parallel read of the same bytes.
     pub plain_read_gbs: Spread,
+    /// One entry per schedule and synchronization measured.
     pub results: Vec<ScheduleResult>,
+    /// The thread-count sweep (empty without `--sweep`).
     pub sweep: Vec<SweepPoint>,
+    /// Always true: a result that differs from the sequential reference
+    /// fails the command instead.
     pub verified: bool,
     /// Per producer: (node it should be on, pages there, resident pages).
     pub placement: Vec<(u32, usize, usize)>,
@@ -89,6 +109,9 @@ fn parse(args: &ShuffleArgs) -> Result<Plan> {
     })
 }
 
+/// Runs `numakit shuffle`: the simulator's recommendation with `--plan`,
+/// otherwise measures every schedule (and the sweep), writes the charts and
+/// prints the report.
 pub fn run(args: &ShuffleArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     if args.plan {
         return crate::commands::simulate::plan(args.machine.as_deref(), args.pool.threads, json);
@@ -418,6 +441,8 @@ fn write_charts(path: &std::path::Path, report: &ShuffleReport) -> Result<()> {
     Ok(())
 }
 
+/// The report as text: one GB/s row per schedule against the plain read,
+/// and the sweep's table when there is one.
 pub fn render(r: &ShuffleReport) -> String {
     let mut rows = vec![[
         "schedule",

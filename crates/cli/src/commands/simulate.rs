@@ -41,6 +41,9 @@ fn report_for(topo: &Topology, threads: Option<usize>) -> Result<MachineReport> 
     )?)
 }
 
+/// Runs `numakit simulate`: predicts every shuffle schedule and the thread
+/// sweep (or Li Figure 10 with `--aggregation`) on each chosen machine,
+/// writes the charts and prints the reports.
 pub fn run(args: &SimulateArgs, json: bool) -> Result<()> {
     let topos: Vec<Topology> = if args.all_presets {
         presets::names()

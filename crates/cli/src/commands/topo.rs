@@ -7,6 +7,8 @@ use crate::args::TopoArgs;
 use crate::common::output;
 use crate::render::format::{bytes, opt, table};
 
+/// Runs `numakit topo`: prints this machine (or the described one), or the
+/// list of presets with `--list-presets`.
 pub fn run(args: &TopoArgs, json: bool) -> Result<()> {
     if args.list_presets {
         return list_presets(json);

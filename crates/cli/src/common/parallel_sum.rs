@@ -28,13 +28,18 @@ pub struct NodeData {
     pub memory_node: NodeId,
     /// Global index of the first element.
     pub first: u64,
+    /// The share's values, placed on `memory_node`.
     pub buffer: NodeBuffer<u64>,
 }
 
 /// The whole data set.
 pub struct PlacedData {
+    /// One share per node of the pool, in the pool's node order.
     pub parts: Vec<NodeData>,
+    /// u64 values in all the parts.
     pub elements: u64,
+    /// Time the nodes' workers took to fill their shares (first touch
+    /// included).
     pub fill_time: Duration,
 }
 
@@ -50,6 +55,7 @@ impl PlacedData {
             .collect()
     }
 
+    /// Size of the data in bytes (8 per element).
     pub fn bytes(&self) -> u64 {
         self.elements * 8
     }

@@ -128,23 +128,20 @@ mod tests {
         assert!(args(Some(cpus), false).builder(&topology, mode).is_ok());
         let refused = args(Some(cpus + 1), false)
             .builder(&topology, mode)
-            .err()
-            .expect("refused");
+            .expect_err("refused");
         assert!(refused.to_string().contains("--oversubscribe"), "{refused}");
         assert!(args(Some(cpus + 1), true).builder(&topology, mode).is_ok());
         let cap = cpus * numakit_pool::MAX_THREADS_PER_CPU + 1;
         let capped = args(Some(cap), true)
             .builder(&topology, mode)
-            .err()
-            .expect("capped");
+            .expect_err("capped");
         assert!(
             capped.to_string().contains("the most even with"),
             "{capped}"
         );
         let zero = args(Some(0), true)
             .builder(&topology, mode)
-            .err()
-            .expect("zero");
+            .expect_err("zero");
         assert!(zero.to_string().contains("at least 1"), "{zero}");
     }
 

@@ -7,17 +7,23 @@ use std::fmt::Write;
 
 /// One bar: label, palette colour, min, median (bar height) and max.
 pub struct Bar {
+    /// Text under the bar (drawn slanted).
     pub label: String,
     /// Index into the palette (bars of one kind share a colour).
     pub colour: usize,
+    /// Bottom of the whisker, in the y axis's unit.
     pub min: f64,
+    /// Height of the bar, printed above it.
     pub median: f64,
+    /// Top of the whisker; the tallest one sets the y axis's range.
     pub max: f64,
 }
 
 /// One line of a line chart: name and (x, y) points.
 pub struct Series {
+    /// The line's name in the legend.
     pub name: String,
+    /// (x, y) points in the axes' units, joined in the order given.
     pub points: Vec<(f64, f64)>,
 }
 

@@ -5,13 +5,17 @@ use serde::Serialize;
 /// Min, median and max of a sample.
 #[derive(Clone, Debug, Serialize)]
 pub struct Spread {
+    /// The smallest value (+inf for an empty sample).
     pub min: f64,
+    /// The middle value, or the mean of the middle two (NaN when empty).
     pub median: f64,
+    /// The largest value (-inf for an empty sample).
     pub max: f64,
 }
 
 impl Spread {
-    /// The spread of a sample (NaN fields for an empty one).
+    /// The spread of a sample (for an empty one: +inf min, NaN median, -inf
+    /// max).
     pub fn of(values: &[f64]) -> Self {
         Self {
             min: values.iter().copied().fold(f64::INFINITY, f64::min),

@@ -9,10 +9,13 @@ use crate::render::chart::escape;
 
 /// One matrix to draw.
 pub struct Heatmap {
+    /// The panel's title.
     pub title: String,
     /// Printed after each value (`ns`, `GB/s`).
     pub unit: String,
+    /// Row labels, top to bottom (the CPU nodes).
     pub rows: Vec<String>,
+    /// Column labels, left to right (the memory nodes).
     pub columns: Vec<String>,
     /// `values[row][column]`; `None` cells are left blank.
     pub values: Vec<Vec<Option<f64>>>,

@@ -12,12 +12,18 @@ use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
 
+/// The shape of an emulated guest machine.
 pub(crate) struct Guest {
+    /// NUMA nodes of the guest (the harness's `-n`).
     pub nodes: usize,
+    /// Virtual CPUs, spread over the nodes as [`expected_cpus`] says (`-c`).
     pub cpus: usize,
+    /// The harness's SLIT distance preset (`-d`): `flat`, `ring` or `2hop`.
     pub distances: &'static str,
 }
 
+/// The numa-vm harness's `run` script: `$NUMA_VM_RUN`, or
+/// `shared/numa-vm/run` beside the workspace when it exists.
 pub(crate) fn harness() -> Option<PathBuf> {
     if let Ok(path) = std::env::var("NUMA_VM_RUN") {
         return Some(PathBuf::from(path));
@@ -172,6 +178,8 @@ pub(crate) fn expected_cpus(g: &Guest, n: usize) -> Vec<u64> {
     (start as u64..(start + len) as u64).collect()
 }
 
+/// One command's stdout parsed as JSON; panics, showing the text, if it
+/// is not.
 pub(crate) fn json(text: &str) -> Value {
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
 }

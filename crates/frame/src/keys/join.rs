@@ -239,7 +239,12 @@ impl JoinCoder {
 
     /// The codes of `right`'s key columns `rcols` (of the types the coder
     /// was made for) in the left's code space.
-    pub(crate) fn code(&self, pool: &Pool, right: &Table, rcols: &[usize]) -> Result<Vec<PartCodes>> {
+    pub(crate) fn code(
+        &self,
+        pool: &Pool,
+        right: &Table,
+        rcols: &[usize],
+    ) -> Result<Vec<PartCodes>> {
         if rcols.len() != self.columns.len() {
             return Err(FrameError::InvalidRequest(format!(
                 "the join was planned for {} key columns, not {}",

@@ -661,7 +661,12 @@ pub(crate) fn layout() -> impl Strategy<Value = Layout> {
 
 /// A table of named columns (all nullable), cut as `layout` says and
 /// spread over `workers` workers.
-pub(crate) fn table(name: &str, columns: Vec<(&str, ArrayRef)>, layout: Layout, workers: usize) -> Table {
+pub(crate) fn table(
+    name: &str,
+    columns: Vec<(&str, ArrayRef)>,
+    layout: Layout,
+    workers: usize,
+) -> Table {
     let schema = Arc::new(Schema::new(
         columns
             .iter()

@@ -17,13 +17,17 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Access {
+    /// Load random words, summing them (relaxed atomic loads).
     Read,
+    /// Store a random value to random words (relaxed atomic stores).
     Write,
 }
 
 impl Access {
+    /// Both accesses, in the order Table 1 lists them.
     pub const BOTH: [Access; 2] = [Access::Read, Access::Write];
 
+    /// `read` or `write`, as setup names and reports spell it.
     pub fn name(self) -> &'static str {
         match self {
             Access::Read => "read",
@@ -37,11 +41,13 @@ impl Access {
 pub struct Random(u64);
 
 impl Random {
+    /// A stream keyed by `seed` (any value, zero included).
     pub fn new(seed: u64) -> Self {
         // Never zero: xorshift stays at zero forever.
         Self(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
     }
 
+    /// The next 64 random bits.
     #[inline(always)]
     pub fn next_word(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;

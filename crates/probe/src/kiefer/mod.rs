@@ -45,13 +45,21 @@ const MAX_THREADS: usize = 4096;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Experiment {
+    /// 1: one thread, the large array on its own node vs the nearest
+    /// other memory node.
     RemoteAccess,
+    /// 2: one thread over both arrays, staying put vs migrating.
     ThreadMigration,
+    /// 3: one thread per node over its own array, staying put vs all
+    /// rotating across the nodes.
     CacheMigration,
+    /// 4: groups of threads sharing an array, co-located vs spread
+    /// round-robin over the nodes.
     CacheConcurrency,
 }
 
 impl Experiment {
+    /// The four experiments in Kiefer's order.
     pub const ALL: [Experiment; 4] = [
         Experiment::RemoteAccess,
         Experiment::ThreadMigration,
@@ -69,6 +77,7 @@ impl Experiment {
         }
     }
 
+    /// Kiefer's name for it (`remote access cost`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Experiment::RemoteAccess => "remote access cost",
@@ -94,9 +103,12 @@ pub struct KieferOptions {
     pub migrations: u32,
     /// Threads of experiment 3, one per node (4).
     pub threads: usize,
-    /// Groups of experiment 4 (4), and threads per group (4).
+    /// Groups of experiment 4 (4), each sharing one array.
     pub groups: usize,
+    /// Threads per group of experiment 4 (4).
     pub group_threads: usize,
+    /// Seed of every thread's random access stream (mixed with the
+    /// thread's index).
     pub seed: u64,
 }
 
@@ -150,17 +162,23 @@ impl KieferOptions {
 /// access (the mean over the setup's threads).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KieferRow {
+    /// Kiefer's number of the experiment (1 to 4).
     pub experiment: u8,
     /// What ran: `read 128 MiB`, `4 threads write 16 MiB`, ...
     pub setup: String,
+    /// Whether the threads read or wrote.
     pub access: Access,
+    /// Size of each array, in bytes.
     pub bytes: u64,
     /// The first column: `local`, `w/o migrations`, `co-located`.
     pub baseline: String,
+    /// The first setup's wall-clock nanoseconds per random access (the
+    /// mean over its threads).
     pub baseline_ns: f64,
     /// The second column: `remote (node 1)`, `100 migrations`, `round-robin`.
     pub variant: String,
-    /// `None` where this machine cannot make the second setup.
+    /// The second setup's nanoseconds per access (migrations included),
+    /// as `baseline_ns`; `None` where this machine cannot make it.
     pub variant_ns: Option<f64>,
 }
 
@@ -176,11 +194,20 @@ impl KieferRow {
 /// The experiments' results.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KieferReport {
+    /// The options the experiments ran with.
     pub options: KieferOptions,
+    /// The experiments run, in order.
     pub experiments: Vec<Experiment>,
+    /// Table 1's lines, in the order they were measured: two for
+    /// experiment 1 (read, write), four for each other (two array sizes
+    /// times read and write).
     pub rows: Vec<KieferRow>,
+    /// What this machine could not measure as Kiefer did, and what was
+    /// done instead (one node, one CPU).
     pub notes: Vec<String>,
+    /// Every array's pages, and how many lay on the node they were put on.
     pub buffers: PageCheck,
+    /// Every thread, seen before and after its work and after each move.
     pub threads: ThreadCheck,
 }
 
@@ -192,6 +219,42 @@ impl KieferReport {
 }
 
 /// Runs `experiments` in order.
+///
+/// # Examples
+///
+/// The four experiments with tiny arrays and few accesses; on one node the
+/// variants that need two nodes are `None` and a note says why.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use numakit_ops::timing::Silent;
+/// use numakit_placement::{PlacementMode, Placer};
+/// use numakit_probe::kiefer::{self, Experiment, KieferOptions};
+///
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let placer = Placer::new(topology, PlacementMode::BestEffort);
+/// let options = KieferOptions {
+///     accesses: 10_000,
+///     small_bytes: 256 << 10,
+///     large_bytes: 1 << 20,
+///     migrations: 4,
+///     threads: 2,
+///     groups: 2,
+///     group_threads: 2,
+///     ..KieferOptions::default()
+/// };
+///
+/// let report = kiefer::run(&placer, &Experiment::ALL, &options, &Silent)?;
+/// // Experiment 1: read and write; the others: two sizes, read and write.
+/// assert_eq!(report.rows.len(), 2 + 3 * 4);
+/// assert!(report.rows.iter().all(|r| r.baseline_ns.is_finite() && r.baseline_ns > 0.0));
+/// if placer.topology().memory_nodes().len() < 2 {
+///     assert_eq!(report.rows[0].variant_ns, None, "no remote node");
+///     assert!(report.notes.iter().any(|n| n.starts_with("experiment 1")));
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(
     placer: &Placer,
     experiments: &[Experiment],

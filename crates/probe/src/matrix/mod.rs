@@ -35,17 +35,32 @@ use options::{buffer_copies, validate};
 /// Everything the probe measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MatrixReport {
+    /// The rows: CPU nodes measured, in the order asked (default: every
+    /// allowed node with CPUs, ascending).
     pub cpu_nodes: Vec<NodeId>,
+    /// The columns: memory nodes measured, in the order asked (default:
+    /// every allowed node with memory, ascending).
     pub memory_nodes: Vec<NodeId>,
+    /// The options the probe ran with.
     pub options: MatrixOptions,
+    /// The clock used to give latencies in cycles, if the kernel reports
+    /// one.
     pub clock: Option<Clock>,
     /// `latency[i][j]`: CPU node `cpu_nodes[i]` to memory node `memory_nodes[j]`.
     pub latency: Vec<Vec<Latency>>,
     /// The same with transparent huge pages (empty when not measured).
     pub latency_huge: Vec<Vec<Latency>>,
+    /// `read[i][j]`: read bandwidth of CPU node `cpu_nodes[i]` from memory
+    /// node `memory_nodes[j]`, at the thread count where reading saturates
+    /// (empty when bandwidth was not measured).
     pub read: Vec<Vec<Bandwidth>>,
+    /// The same for writes.
     pub write: Vec<Vec<Bandwidth>>,
+    /// The same for copies.
     pub copy: Vec<Vec<Bandwidth>>,
+    /// The thread sweeps that found the saturating counts: each CPU node's
+    /// local reads (quick), or every pair and kernel (full); none with
+    /// fixed threads.
     pub sweeps: Vec<Sweep>,
     /// One entry per pair of different nodes (none on one node).
     pub cross: Vec<CrossTraffic>,
@@ -53,6 +68,8 @@ pub struct MatrixReport {
     pub buffers: PageCheck,
     /// Every thread, seen before and after its work.
     pub threads: ThreadCheck,
+    /// Caveats about the figures on this machine (one memory node, buffers
+    /// not much larger than the caches).
     pub notes: Vec<String>,
 }
 
@@ -114,6 +131,44 @@ fn checked(placer: &Placer, nodes: &[NodeId], need_cpus: bool) -> Result<Vec<Nod
 }
 
 /// Runs the probe.
+///
+/// # Examples
+///
+/// The whole probe with tiny sizes (1 MiB buffers, one thread per node, no
+/// sweep, no huge pages, no cross traffic): far too small for figures worth
+/// reporting, but every matrix is filled.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use numakit_ops::timing::Silent;
+/// use numakit_placement::{PlacementMode, Placer};
+/// use numakit_probe::latency::ChaseLength;
+/// use numakit_probe::{matrix, MatrixOptions};
+///
+/// let topology = Arc::new(numakit_topology::discover()?);
+/// let placer = Placer::new(topology, PlacementMode::BestEffort);
+/// let mut options = MatrixOptions::quick();
+/// options.latency_bytes = 1 << 20;
+/// options.chase = ChaseLength { warm: 1_000, loads: 10_000, reps: 1 };
+/// options.huge_pages = false;
+/// options.bandwidth_bytes = 1 << 20;
+/// options.pass_bytes = 1 << 20;
+/// options.reps = 1;
+/// options.max_threads = Some(1);
+/// options.fixed_threads = true;
+/// options.cross_traffic = false;
+///
+/// let report = matrix::run(&placer, &options, &Silent)?;
+/// assert_eq!(report.latency.len(), report.cpu_nodes.len());
+/// for (row, latencies) in report.latency.iter().enumerate() {
+///     assert_eq!(latencies.len(), report.memory_nodes.len());
+///     assert!(latencies.iter().all(|l| l.ns.is_finite() && l.ns > 0.0));
+///     assert!(report.read[row].iter().all(|b| b.gbs > 0.0 && b.threads == 1));
+/// }
+/// assert!(report.latency_huge.is_empty() && report.cross.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(
     placer: &Placer,
     options: &MatrixOptions,

@@ -55,14 +55,16 @@ pub struct MatrixOptions {
     pub memory_limit: MemoryLimit,
     /// Columns: memory nodes (default: every allowed node with memory).
     pub memory_nodes: Option<Vec<NodeId>>,
-    /// Size of the pointer chase.
+    /// Size of the pointer chase, in bytes.
     pub latency_bytes: u64,
+    /// Dependent loads per latency measurement: untimed, timed, and
+    /// repetitions.
     pub chase: ChaseLength,
     /// The order of the chase's loads.
     pub chase_order: ChaseOrder,
     /// Also measure latency with transparent huge pages.
     pub huge_pages: bool,
-    /// Size of each bandwidth buffer (copies use two).
+    /// Size of each bandwidth buffer, in bytes (copies use two).
     pub bandwidth_bytes: u64,
     /// Bytes each bandwidth measurement moves at least (passes over the buffer).
     pub pass_bytes: u64,
@@ -75,11 +77,14 @@ pub struct MatrixOptions {
     /// No sweep at all: every measurement with the most threads each node
     /// may use (to compare with a tool run at a fixed thread count).
     pub fixed_threads: bool,
+    /// Also measure read bandwidth beside cross traffic (needs two nodes
+    /// with CPUs).
     pub cross_traffic: bool,
     /// Measure the latency matrices.
     pub latency: bool,
     /// Measure the bandwidth matrices, sweeps and cross traffic.
     pub bandwidth: bool,
+    /// Seed of the chase's random order (mixed with each memory node's id).
     pub seed: u64,
 }
 
@@ -136,7 +141,15 @@ impl MatrixOptions {
     /// and latency both need buffers far beyond the cache: on a virtual
     /// machine whose host reports 480 MiB of L3, 128 MiB was read at 33
     /// GB/s and 1 GiB at 26 GB/s.
-    pub fn fitted_to(mut self, topology: &Topology) -> Self {
+    pub fn fitted_to(self, topology: &Topology) -> Self {
+        let left = memory_left(topology);
+        self.fitted_with_memory(topology, left)
+    }
+
+    /// [`MatrixOptions::fitted_to`] with the memory left given (`None`:
+    /// unknown), so that the fitting can be tested apart from what the
+    /// machine has free at the moment.
+    fn fitted_with_memory(mut self, topology: &Topology, left: Option<u64>) -> Self {
         let cache = topology
             .caches
             .iter()
@@ -149,7 +162,6 @@ impl MatrixOptions {
             (2, 1024 * MIB)
         };
         let copies = buffer_copies(&self, topology.memory_nodes().len());
-        let left = memory_left(topology);
         let fit = |base: u64, copies: u64| {
             let want = base
                 .max(cache.saturating_mul(factor))
@@ -220,38 +232,48 @@ mod tests {
         topo
     }
 
-    /// What fitting may give on this machine: `want`, unless an eighth of
-    /// the memory left (shared by `copies` buffers) is smaller.
-    fn expected(want: u64, copies: u64, topo: &Topology) -> u64 {
-        match memory_left(topo) {
-            Some(left) => want.min(left / 8 / copies).max(MIN_FITTED_BYTES),
-            None => want,
-        }
-    }
+    /// Plenty of memory left: fitting is bound by the cache and ceiling.
+    const PLENTY: Option<u64> = Some(1 << 40);
 
     #[test]
     fn buffers_grow_past_a_large_cache_up_to_the_ceiling() {
         let topo = machine_with_cache(300);
-        let quick = MatrixOptions::quick().fitted_to(&topo);
-        assert_eq!(quick.latency_bytes, expected(600 * MIB, 1, &topo));
+        let quick = MatrixOptions::quick().fitted_with_memory(&topo, PLENTY);
+        assert_eq!(quick.latency_bytes, 600 * MIB);
         let copies = buffer_copies(&quick, topo.memory_nodes().len());
         assert_eq!(copies, 4, "cross traffic on four nodes");
-        assert_eq!(quick.bandwidth_bytes, expected(600 * MIB, copies, &topo));
+        assert_eq!(quick.bandwidth_bytes, 600 * MIB);
         assert!(quick.pass_bytes >= quick.bandwidth_bytes);
 
-        let full = MatrixOptions::full().fitted_to(&topo);
-        assert_eq!(full.latency_bytes, expected(1200 * MIB, 1, &topo));
+        let full = MatrixOptions::full().fitted_with_memory(&topo, PLENTY);
+        assert_eq!(full.latency_bytes, 1200 * MIB);
 
         let huge = machine_with_cache(900);
-        let capped = MatrixOptions::quick().fitted_to(&huge);
-        assert_eq!(capped.latency_bytes, expected(1024 * MIB, 1, &huge));
+        let capped = MatrixOptions::quick().fitted_with_memory(&huge, PLENTY);
+        assert_eq!(capped.latency_bytes, 1024 * MIB);
+        let unknown = MatrixOptions::quick().fitted_with_memory(&huge, None);
+        assert_eq!(unknown.latency_bytes, 1024 * MIB);
+    }
+
+    #[test]
+    fn buffers_shrink_to_an_eighth_of_the_memory_left() {
+        let topo = machine_with_cache(300);
+        let left = Some(2048 * MIB);
+        let quick = MatrixOptions::quick().fitted_with_memory(&topo, left);
+        assert_eq!(quick.latency_bytes, 256 * MIB, "2 GiB / 8");
+        assert_eq!(quick.bandwidth_bytes, 64 * MIB, "2 GiB / 8 over 4 copies");
+        let tiny = MatrixOptions::quick().fitted_with_memory(&topo, Some(MIB));
+        assert_eq!(
+            tiny.latency_bytes, MIN_FITTED_BYTES,
+            "never below the floor"
+        );
     }
 
     #[test]
     fn small_caches_keep_the_default_sizes() {
         let topo = machine_with_cache(8);
-        let quick = MatrixOptions::quick().fitted_to(&topo);
-        assert_eq!(quick.latency_bytes, expected(256 * MIB, 1, &topo));
+        let quick = MatrixOptions::quick().fitted_with_memory(&topo, PLENTY);
+        assert_eq!(quick.latency_bytes, 256 * MIB);
         assert_eq!(quick.pass_bytes, 512 * MIB);
     }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+/// The subcommands of `numakit cluster`.
 #[derive(Debug, Subcommand)]
 pub enum ClusterCommand {
     /// Join R and S partitioned over P processes: equi-joins by hash
@@ -25,6 +26,7 @@ pub enum ClusterCommand {
     Join(ClusterJoinArgs),
 }
 
+/// The options of `numakit cluster join`.
 #[derive(Debug, Clone, Args)]
 pub struct ClusterJoinArgs {
     /// Start P processes of this program on this machine (loopback) and

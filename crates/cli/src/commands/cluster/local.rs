@@ -39,8 +39,11 @@ const GRACE: Duration = Duration::from_secs(30);
 /// One point of a comparison or sweep: medians over repetitions.
 #[derive(Serialize)]
 pub struct RunPoint {
+    /// Processes (P) of the runs.
     pub processes: usize,
+    /// The send order they used.
     pub order: SendOrder,
+    /// Repetitions the medians are taken over.
     pub reps: usize,
     /// Median system join span.
     pub span_seconds: f64,
@@ -52,6 +55,9 @@ pub struct RunPoint {
     pub last: SinkOutput,
 }
 
+/// `cluster join --local P`: starts P processes on this machine for each
+/// repetition, send order and (with `--sweep`) process count, and reports
+/// the sink's result with medians.
 pub fn run(
     args: &ClusterJoinArgs,
     processes: usize,

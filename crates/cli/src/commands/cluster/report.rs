@@ -12,6 +12,7 @@ use crate::render::format::table;
 /// One process's metrics and what it wrote.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ProcessOutput {
+    /// Loads (computation, sending, receiving), span and result rows.
     #[serde(flatten)]
     pub metrics: ProcessMetrics,
     /// Total load / join span.
@@ -21,6 +22,7 @@ pub struct ProcessOutput {
 }
 
 impl ProcessOutput {
+    /// The output of the process that sent `report` and wrote `files`.
     pub fn of(report: &numakit_cluster::message::ProcessReport, files: Vec<String>) -> Self {
         Self {
             intra_node_gain: report.metrics.intra_node_gain(),
@@ -33,24 +35,34 @@ impl ProcessOutput {
 /// The sink's report of the whole join.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SinkOutput {
+    /// Processes (P) in the join.
     pub processes: usize,
+    /// The join predicate (`eq`, `band:W`, `lt`).
     pub predicate: String,
     /// Hash distribution or broadcast of which relation.
     pub distribution: String,
+    /// The send order (ring or all-at-once).
     pub order: String,
+    /// What the sink keeps: count, checksum, a sample or the rows.
     pub output: Output,
+    /// Rows of R over all processes.
     pub left_rows: u64,
+    /// Rows of S over all processes.
     pub right_rows: u64,
+    /// The merged result (rows, checksum, sample).
     pub result: PartialResult,
     /// The system's join span: the slowest process's.
     pub span_seconds: f64,
+    /// Every process's output, by process index.
     pub per_process: Vec<ProcessOutput>,
     /// Checked against numakit's single-machine join (`--verify`).
     pub verified: Option<bool>,
+    /// What `--verify` compared, or why it was not run.
     pub verify_note: String,
 }
 
 impl SinkOutput {
+    /// The sink's report of `cluster`, the join of `spec` over `processes`.
     pub fn new(spec: &JoinSpec, processes: usize, cluster: &ClusterResult) -> Self {
         let distribution = if spec.predicate.is_equi() {
             "hash distribution (all-to-all personalized)".to_string()
@@ -132,6 +144,7 @@ pub fn result_line(output: Output, r: &PartialResult) -> String {
     }
 }
 
+/// The sink's report as text: result, per-process table, sample, verdict.
 pub fn render_sink(s: &SinkOutput) -> String {
     let mut out = format!(
         "distributed join of R ({} rows) and S ({} rows) over {} processes: {}, {}, {} order\n{}\n\n{}\nsystem join span {:.3} s (the slowest process); gain = (compute + send + receive) / span",
@@ -159,6 +172,7 @@ pub fn render_sink(s: &SinkOutput) -> String {
     out
 }
 
+/// One (non-sink) process's report as text.
 pub fn render_process(p: &ProcessOutput, processes: usize) -> String {
     let mut out = format!(
         "process {} of {processes}: {} result rows, join span {:.3} s, intra-node gain {:.2} (the sink, process 0, has the whole result)",

@@ -10,12 +10,15 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+/// The options of `numakit mapreduce`: the application, with its own.
 #[derive(Debug, Args)]
 pub struct MapReduceArgs {
+    /// The application to run.
     #[command(subcommand)]
     pub app: MapReduceApp,
 }
 
+/// The Phoenix applications, each with its options.
 #[derive(Debug, Subcommand)]
 pub enum MapReduceApp {
     /// Count the words of a text (upper-cased), most frequent first.
@@ -51,6 +54,8 @@ impl MapReduceApp {
     }
 }
 
+/// The options every application shares: input, output, workers,
+/// repetitions, verification and the sweep.
 #[derive(Debug, Clone, Args)]
 pub struct MrCommon {
     /// Read the input from FILE (the Phoenix++ program's format; for
@@ -111,6 +116,7 @@ pub struct MrCommon {
     pub chunk_kib: Option<usize>,
 }
 
+/// How `--input` reaches memory (`--input-mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum InputMode {
     /// mmap with one node, read with several.
@@ -124,6 +130,7 @@ pub enum InputMode {
 /// Applications whose input is one file of bytes.
 #[derive(Debug, Args)]
 pub struct TextArgs {
+    /// The options every application shares.
     #[command(flatten)]
     pub common: MrCommon,
 
@@ -136,8 +143,10 @@ pub struct TextArgs {
     pub top: usize,
 }
 
+/// The options of `numakit mapreduce kmeans`.
 #[derive(Debug, Args)]
 pub struct KmeansArgs {
+    /// The options every application shares.
     #[command(flatten)]
     pub common: MrCommon,
 
@@ -154,8 +163,10 @@ pub struct KmeansArgs {
     pub clusters: usize,
 }
 
+/// The options of `numakit mapreduce matrix-multiply`.
 #[derive(Debug, Args)]
 pub struct MatrixArgs {
+    /// The options every application shares.
     #[command(flatten)]
     pub common: MrCommon,
 
@@ -164,8 +175,10 @@ pub struct MatrixArgs {
     pub size: usize,
 }
 
+/// The options of `numakit mapreduce pca`.
 #[derive(Debug, Args)]
 pub struct PcaArgs {
+    /// The options every application shares.
     #[command(flatten)]
     pub common: MrCommon,
 

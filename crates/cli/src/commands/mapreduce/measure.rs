@@ -19,16 +19,26 @@ use std::time::Instant;
 /// One application's run at one thread count.
 #[derive(Serialize)]
 pub struct AppReport {
+    /// The application's command name (`word-count`, `kmeans`, ...).
     pub app: &'static str,
+    /// Worker threads of the pool for this run.
     pub threads: usize,
+    /// Bytes of the input the job ran on (read or generated).
     pub input_bytes: usize,
     /// Job seconds of every repetition.
     pub times: Vec<f64>,
+    /// Job seconds over the repetitions.
     pub seconds: Spread,
     /// Median phase times.
     pub phases: PhaseSeconds,
+    /// Map tasks per node (local and stolen) of the last repetition; empty
+    /// for the numeric applications.
     pub map_tasks: Vec<NodeTasks>,
+    /// Whether the last repetition's result equals the sequential
+    /// reference; `None` without `--verify`.
     pub verified: Option<bool>,
+    /// The application's result in brief (word counts, fit, means, ...),
+    /// from the last repetition.
     pub summary: Value,
     /// The full result as CSV, kept only for `--out`.
     #[serde(skip)]
@@ -39,9 +49,14 @@ pub struct AppReport {
 pub struct Outcome {
     /// The job's seconds (verification excluded).
     pub seconds: f64,
+    /// The seconds of each phase: split, map, reduce, merge.
     pub phases: PhaseSeconds,
+    /// Map tasks per node, local and stolen (empty where not counted).
     pub map_tasks: Vec<NodeTasks>,
+    /// The result in brief, as JSON.
     pub summary: Value,
+    /// Whether the result equals the sequential reference; `None` when
+    /// not checked.
     pub verified: Option<bool>,
     /// The full result as CSV, made only when `--out` asks for it.
     pub result: Option<String>,
@@ -120,6 +135,8 @@ pub fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64)> {
 }
 
 impl Outcome {
+    /// An outcome from a job's `seconds` and statistics (phases and map
+    /// tasks per node), without the full result.
     pub fn of(seconds: f64, stats: JobStats, summary: Value, verified: Option<bool>) -> Self {
         Self {
             seconds,

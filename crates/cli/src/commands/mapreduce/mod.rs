@@ -25,6 +25,9 @@ use crate::common::output;
 use crate::render::format::bytes;
 use measure::{build_pool, finish, measure, sweep_threads, timed, Outcome};
 
+/// Runs `numakit mapreduce <app>`: the text applications here, the numeric
+/// ones in [`numeric`]; writes the input with `--generate` instead, or
+/// measures the job (over the sweep's thread counts) and prints the reports.
 pub fn run(args: &MapReduceArgs, mode: PlacementMode, json_out: bool, quiet: bool) -> Result<()> {
     match &args.app {
         MapReduceApp::WordCount(a) => text_app("word-count", a, mode, json_out, quiet),

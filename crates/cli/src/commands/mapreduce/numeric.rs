@@ -28,6 +28,9 @@ fn seed(c: &MrCommon) -> Result<u32> {
     u32::try_from(c.seed.unwrap_or(1)).context("--seed must fit in 32 bits for this application")
 }
 
+/// Runs `kmeans`, `pca` or `matrix-multiply` (any other application is an
+/// error): writes the input with `--generate`, or measures the job at each
+/// thread count and prints the reports.
 pub fn run(app: &MapReduceApp, mode: PlacementMode, json_out: bool, quiet: bool) -> Result<()> {
     let (name, c): (&'static str, &MrCommon) = match app {
         MapReduceApp::Kmeans(a) => ("kmeans", &a.common),

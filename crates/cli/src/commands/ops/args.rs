@@ -44,6 +44,7 @@ pub struct OpCommon {
     pub show: usize,
 }
 
+/// The options of `numakit join`.
 #[derive(Debug, Args)]
 pub struct JoinArgs {
     /// The left (build) relation R: a file. Without it, R is generated.
@@ -127,10 +128,12 @@ pub struct JoinArgs {
     #[arg(long, value_name = "OUTPUT")]
     pub output: Option<String>,
 
+    /// The options every operator command shares.
     #[command(flatten)]
     pub common: OpCommon,
 }
 
+/// The options of `numakit aggregate`.
 #[derive(Debug, Args)]
 pub struct AggregateArgs {
     /// Input file. Without it, the input is generated.
@@ -194,10 +197,12 @@ pub struct AggregateArgs {
     #[arg(long)]
     pub sweep: bool,
 
+    /// The options every operator command shares.
     #[command(flatten)]
     pub common: OpCommon,
 }
 
+/// The options of `numakit sort`.
 #[derive(Debug, Args)]
 pub struct SortArgs {
     /// Input file. Without it, the input is generated.
@@ -246,6 +251,7 @@ pub struct SortArgs {
     #[arg(long)]
     pub keys_only: bool,
 
+    /// The options every operator command shares.
     #[command(flatten)]
     pub common: OpCommon,
 }

@@ -175,6 +175,7 @@ pub fn phase_line(phases: &[PhaseTime]) -> String {
 /// Throughput figures of one operator run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Throughput {
+    /// Seconds of one run, over the repetitions.
     pub seconds: Spread,
     /// Every repetition's seconds, in order (the first is the cold run:
     /// fresh memory, page faults).

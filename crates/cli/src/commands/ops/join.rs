@@ -24,7 +24,10 @@ use crate::render::format::table;
 /// One algorithm's measurements.
 #[derive(Serialize)]
 pub struct AlgorithmReport {
+    /// The join algorithm measured.
     pub algorithm: JoinAlgorithm,
+    /// Seconds over the repetitions, and the rates of the median run
+    /// (input rows of both sides, 16 bytes each).
     #[serde(flatten)]
     pub throughput: Throughput,
     /// Median time of each phase.
@@ -34,20 +37,31 @@ pub struct AlgorithmReport {
 /// Everything `numakit join` reports.
 #[derive(Serialize)]
 pub struct JoinReport {
+    /// Rows of the generated left (build) input.
     pub left_rows: u64,
+    /// Rows of the generated right (probe) input.
     pub right_rows: u64,
+    /// Worker threads of the pool.
     pub threads: usize,
+    /// Inner, left outer, semi or anti.
     pub kind: JoinKind,
+    /// What was done with the result rows: counted, folded into a
+    /// checksum, or materialized (always with `--out`).
     pub output: JoinOutput,
     /// Result rows (the same for every algorithm and repetition).
     pub rows: u64,
+    /// Wrapping sum of the result rows' checksums (0 with `count` output).
     pub checksum: u64,
     /// Median seconds of the fastest algorithm.
     pub seconds: f64,
+    /// The algorithm with the lowest median time.
     pub fastest: JoinAlgorithm,
     /// Why `auto` picked its algorithm (when asked for `auto`).
     pub auto_reason: Option<String>,
+    /// One report per algorithm run, in the order asked for.
     pub algorithms: Vec<AlgorithmReport>,
+    /// Whether the result was checked against the sequential reference
+    /// (`--verify`; a mismatch fails the command instead).
     pub verified: bool,
 }
 
@@ -99,6 +113,9 @@ fn inputs(pool: &Pool, args: &JoinArgs) -> Result<Inputs> {
     Ok(Inputs { left, right })
 }
 
+/// Runs `numakit join`: the `--left` and `--right` files through the table
+/// layer, or generated inputs with every `--algorithm` measured; prints the
+/// report and writes the result rows with `--out`.
 pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     if let (Some(left), Some(right)) = (&args.left, &args.right) {
         let pool = build_pool(&args.common, mode)?;

@@ -9,13 +9,17 @@ use numakit_topology::IdSet;
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct ProbeArgs {
+    /// The experiment to run; `None` measures the matrices.
     #[command(subcommand)]
     pub experiment: Option<ProbeCommand>,
 
+    /// The options of the matrices (used when no experiment is named).
     #[command(flatten)]
     pub matrix: MatrixArgs,
 }
 
+/// The experiments of `numakit probe`: Kiefer's, and the placement
+/// strategies.
 #[derive(Debug, Subcommand)]
 pub enum ProbeCommand {
     /// Kiefer experiment 1: one thread reading and writing random words of

@@ -23,6 +23,9 @@ use crate::common::{budget, output};
 
 const MIB: u64 = 1 << 20;
 
+/// Runs `numakit probe`: the latency and bandwidth matrices, or the
+/// experiment named (one of Kiefer's, all four, or the placement
+/// strategies), and prints its report.
 pub fn run(args: &ProbeArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     let topology = Arc::new(numakit_topology::discover()?);
     let placer = Placer::new(topology, mode);

@@ -20,13 +20,19 @@ const PROCESSES: usize = 2;
 /// What the section measured.
 #[derive(Serialize)]
 pub struct ClusterSummary {
+    /// Local processes that ran the join.
     pub processes: usize,
+    /// Rows of R over all processes.
     pub left_rows: u64,
+    /// Rows of S over all processes.
     pub right_rows: u64,
+    /// Rows of the join's result.
     pub result_rows: u64,
+    /// The system's join span (the slowest process's), in seconds.
     pub span_seconds: f64,
     /// Intra-node gain of each process.
     pub gains: Vec<f64>,
+    /// Whether the result equals numakit's single-machine join.
     pub verified: bool,
 }
 

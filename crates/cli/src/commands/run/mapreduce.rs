@@ -13,16 +13,27 @@ use crate::render::format::bytes;
 /// What the section measured.
 #[derive(Serialize)]
 pub struct MapReduceSummary {
+    /// Bytes of generated input of each application.
     pub input_bytes: usize,
+    /// Seconds of the word-count job, its four phases together.
     pub word_count_seconds: f64,
+    /// Seconds of each phase of the word count: split, map, reduce, merge.
     pub word_count_phases: PhaseSeconds,
+    /// Distinct words the word count found.
     pub distinct_words: usize,
+    /// The three most frequent words and their counts.
     pub top_words: Vec<(String, u64)>,
+    /// Seconds of the linear-regression job, its four phases together.
     pub linear_regression_seconds: f64,
+    /// The fitted line's slope `b` (of y = a + b x).
     pub slope: f64,
     /// Map tasks run on the node holding their split, and stolen.
     pub map_tasks_local: u64,
+    /// Map tasks (of both jobs) that a worker took from another node's
+    /// queue.
     pub map_tasks_stolen: u64,
+    /// Always true: a result that differs from its sequential reference
+    /// fails the section instead.
     pub verified: bool,
 }
 
@@ -31,6 +42,9 @@ pub fn input_bytes(size_mib: u64) -> usize {
     ((size_mib / 16).max(1) << 20) as usize
 }
 
+/// Runs word count and linear regression on `size` bytes of generated input
+/// each, placed on `pool`'s nodes, and checks both against their sequential
+/// references.
 pub fn mapreduce(pool: &Pool, size: usize) -> Result<MapReduceSummary> {
     let rt = Runtime::new(pool);
     let text = word_count::generate(size, 7);

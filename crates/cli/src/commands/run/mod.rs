@@ -117,6 +117,10 @@ struct PartPlacement {
     pages: usize,
 }
 
+/// Runs the main job: every section in turn on one pool, then the report.
+/// A section that may be skipped here (the shuffle, the distributed join)
+/// says why; the reduction, operators, MapReduce and probe must succeed, or
+/// the command fails after printing the report.
 pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("main job");

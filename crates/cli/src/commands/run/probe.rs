@@ -17,11 +17,16 @@ const MIB: u64 = 1 << 20;
 /// What the section measured.
 #[derive(Serialize)]
 pub struct ProbeSummary {
+    /// Bytes of the pointer chase the latency is measured over.
     pub latency_bytes: u64,
+    /// Bytes of each read-bandwidth buffer.
     pub bandwidth_bytes: u64,
     /// (CPU node, memory node, ns per dependent load, read GB/s, threads)
     pub pairs: Vec<(NodeId, NodeId, f64, f64, usize)>,
+    /// The CPU clock in GHz as the kernel reports it (to give latencies in
+    /// cycles); `None` when it reports none.
     pub clock_ghz: Option<f64>,
+    /// Whether every page and thread was found on the node it was put on.
     pub placement_verified: bool,
 }
 
@@ -46,6 +51,8 @@ pub fn options(size_mib: u64, pairs: usize) -> MatrixOptions {
     o
 }
 
+/// Runs the probe's matrices with [`options`] for `size_mib` over every
+/// (CPU node, memory node) pair of `placer`'s machine.
 pub fn probe(placer: &Placer, size_mib: u64) -> Result<ProbeSummary> {
     let topology = placer.topology();
     let pairs = topology.compute_nodes().len() * topology.memory_nodes().len();

@@ -97,7 +97,10 @@ pub struct RunFigures {
     pub seconds: f64,
     /// The whole command so far, loading included.
     pub wall_seconds: f64,
+    /// The process's peak resident memory so far (VmHWM), in bytes.
     pub peak_rss_bytes: u64,
+    /// The memory limit in force (`--memory-limit` or its default), in
+    /// bytes.
     pub memory_limit_bytes: u64,
     /// The result's columns.
     pub columns: Vec<String>,
@@ -106,6 +109,8 @@ pub struct RunFigures {
 }
 
 impl RunFigures {
+    /// The figures of a run whose repetitions took `times` seconds, begun
+    /// at `started`, whose result has the schema `result` and went to `out`.
     pub fn new(
         times: Vec<f64>,
         started: std::time::Instant,
