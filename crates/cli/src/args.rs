@@ -1,8 +1,18 @@
-//! The command line: every command, option and its help text.
+//! The command line: the commands and the global options. Each command's
+//! own options live beside the command (`commands/*/args.rs` or the
+//! command's module) and are re-exported here; nothing below imports this
+//! module, so the arguments flow one way (args -> commands).
 
+use clap::{Parser, Subcommand};
+use numakit_placement::{MemoryLimit, PlacementMode};
+
+pub use crate::commands::bench::{BenchCommand, PoolBenchArgs};
+pub use crate::commands::run::args::RunArgs;
+pub use crate::commands::shuffle::ShuffleArgs;
+pub use crate::commands::simulate::SimulateArgs;
+pub use crate::commands::topo::TopoArgs;
+pub use crate::common::parallel_sum::SumArgs;
 pub use crate::common::pool::PoolArgs;
-use clap::{Args, Parser, Subcommand};
-use numakit_placement::{HugePages, MemoryLimit, PlacementMode};
 
 const ABOUT: &str = "NUMA-aware data processing: know the machine, place threads and memory, run work next to its data";
 
@@ -110,176 +120,4 @@ pub enum Command {
     /// the join, per-process loads, join span and intra-node gain.
     #[command(subcommand)]
     Cluster(crate::commands::cluster::args::ClusterCommand),
-}
-
-/// The options of `numakit run`.
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Data size of the reduction and the shuffle in MiB; also scales the
-    /// operators' data (a 250K x 1M-row join per 64 MiB).
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
-    pub size_mib: u64,
-
-    /// The workers of the main job's pool.
-    #[command(flatten)]
-    pub pool: PoolArgs,
-
-    /// How the parallel sum (section 3) lays out and walks its data.
-    #[command(flatten)]
-    pub sum: SumArgs,
-}
-
-/// How the parallel sum of `run` and `bench pool` lays out and walks its
-/// data.
-#[derive(Debug, Clone, Args)]
-pub struct SumArgs {
-    /// Huge pages for the data: `never` (exact per-page placement),
-    /// `transparent` (2 MiB THP, fewer TLB misses) or `reserved` (hugetlbfs pool).
-    #[arg(long, default_value = "never", value_name = "MODE")]
-    pub huge_pages: HugePages,
-
-    /// Morsel size in KiB: the unit of work queued at a node.
-    #[arg(long, default_value_t = crate::common::parallel_sum::DEFAULT_MORSEL_KIB, value_name = "KIB", value_parser = crate::common::parse::positive)]
-    pub morsel_kib: usize,
-}
-
-/// The options of `numakit topo`.
-#[derive(Debug, Args)]
-pub struct TopoArgs {
-    /// A described machine instead of this one: a preset name (see
-    /// --list-presets) or a JSON description file.
-    #[arg(long, value_name = "PRESET|FILE")]
-    pub machine: Option<String>,
-
-    /// List the built-in machine presets and exit.
-    #[arg(long)]
-    pub list_presets: bool,
-}
-
-/// The benchmarks of `numakit bench`.
-#[derive(Debug, Subcommand)]
-pub enum BenchCommand {
-    /// Parallel sum of node-placed u64 through the pool vs plain threads
-    /// reading the same memory, plus the cost of dispatching one task.
-    Pool(PoolBenchArgs),
-}
-
-/// The options of `numakit bench pool`.
-#[derive(Debug, Args)]
-pub struct PoolBenchArgs {
-    /// Data size in MiB (the foundation's goal is measured at >= 1024).
-    #[arg(long, default_value_t = 1024, value_name = "MIB")]
-    pub size_mib: u64,
-
-    /// Repetitions of each method (alternating); medians are reported.
-    #[arg(long, default_value_t = 7, value_name = "N", value_parser = crate::common::parse::reps)]
-    pub reps: usize,
-
-    /// The workers of the pool (the plain sum uses as many threads).
-    #[command(flatten)]
-    pub pool: PoolArgs,
-
-    /// How the sum lays out and walks its data.
-    #[command(flatten)]
-    pub sum: SumArgs,
-
-    /// Empty tasks dispatched to measure the per-task cost.
-    #[arg(long, default_value_t = 200_000, value_name = "N")]
-    pub tasks: usize,
-}
-
-/// The options of `numakit shuffle`.
-#[derive(Debug, Args)]
-pub struct ShuffleArgs {
-    /// Data size in MiB (64-bit integers spread over all partitions).
-    #[arg(long, default_value_t = 512, value_name = "MIB")]
-    pub size_mib: u64,
-
-    /// The workers; their count must divide evenly over the nodes.
-    #[command(flatten)]
-    pub pool: PoolArgs,
-
-    /// Schedules to run, comma separated: naive, ring, random, migration,
-    /// migration-copy.
-    #[arg(
-        long,
-        default_value = "naive,ring,random,migration,migration-copy",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub schedules: Vec<numakit_shuffle::Strategy>,
-
-    /// Synchronization variants, comma separated: tight, loose.
-    #[arg(
-        long,
-        default_value = "tight,loose",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub sync: Vec<numakit_shuffle::SyncMode>,
-
-    /// `pull` (consume in place) or `push` (copy into consumer-local buffers).
-    #[arg(long, default_value = "pull", value_name = "FORM")]
-    pub form: String,
-
-    /// Piece sizes over consumers: `uniform` or `zipf:THETA`.
-    #[arg(long, default_value = "uniform", value_name = "SKEW")]
-    pub skew: String,
-
-    /// State each consumer carries along with migration-copy, in KiB.
-    #[arg(long, default_value_t = 64, value_name = "KIB")]
-    pub state_kib: usize,
-
-    /// Repetitions of every schedule (min/median/max are reported).
-    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::common::parse::reps)]
-    pub reps: usize,
-
-    /// Also sweep the thread count (naive, ring and migration, tight), as
-    /// in Li Figure 7.
-    #[arg(long)]
-    pub sweep: bool,
-
-    /// Write an SVG chart in the style of Li Figure 6 (and Figure 7 with
-    /// --sweep, to FILE with `-sweep` before the extension).
-    #[arg(long, value_name = "FILE")]
-    pub chart: Option<std::path::PathBuf>,
-
-    /// Recommend a schedule from the simulator instead of measuring.
-    #[arg(long)]
-    pub plan: bool,
-
-    /// With --plan: a described machine (preset or JSON file) instead of this one.
-    #[arg(long, value_name = "PRESET|FILE", requires = "plan")]
-    pub machine: Option<String>,
-}
-
-/// The options of `numakit simulate`.
-#[derive(Debug, Args)]
-pub struct SimulateArgs {
-    /// The machine: a preset name (see `numakit topo --list-presets`) or a
-    /// JSON description. Default: this machine.
-    #[arg(long, value_name = "PRESET|FILE", conflicts_with = "all_presets")]
-    pub machine: Option<String>,
-
-    /// Every built-in preset, one after the other.
-    #[arg(long)]
-    pub all_presets: bool,
-
-    /// Total threads, spread evenly over the sockets (default: every
-    /// hardware thread, the configuration of "maximum bandwidth").
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-
-    /// Write the predictions as SVG charts: FILE (Figure 6 style) and FILE
-    /// with `-sweep` before the extension (Figure 7). One machine only.
-    #[arg(long, value_name = "FILE", conflicts_with = "all_presets")]
-    pub chart: Option<std::path::PathBuf>,
-
-    /// Predict Li's Figure 10 instead: group-by aggregation by shuffling
-    /// (naive, ring) vs thread migration (with and without copying the
-    /// table), from 1K to 64M distinct keys per partition, and where the
-    /// ring shuffle overtakes migration. One partition per core unless
-    /// `--threads` says otherwise.
-    #[arg(long, conflicts_with = "chart")]
-    pub aggregation: bool,
 }

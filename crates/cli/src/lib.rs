@@ -22,5 +22,6 @@
 pub mod args;
 pub mod commands;
 pub mod common;
+pub mod dispatch;
 pub mod process;
 pub mod render;

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 use numakit_cli::args::Cli;
-use numakit_cli::commands;
 use numakit_cli::common::{error_line, output, usage};
+use numakit_cli::dispatch;
 use numakit_cli::process::{allocator, closed_pipe, logger, signals};
 
 fn main() -> ExitCode {
@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         Err(e) => return parse_failure(e),
     };
     logger::init(cli.verbose, cli.quiet);
-    match commands::dispatch(&cli) {
+    match dispatch::dispatch(&cli) {
         Ok(true) => ExitCode::from(usage::SUCCESS),
         Ok(false) => ExitCode::from(usage::FAILURE),
         Err(e) if output::is_closed_pipe(&e) => ExitCode::from(output::CLOSED_PIPE_STATUS),

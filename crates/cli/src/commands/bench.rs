@@ -1,5 +1,6 @@
 //! `numakit bench ...`: benchmarks measured side by side in one run.
 
+use clap::{Args, Subcommand};
 use std::time::Instant;
 
 use anyhow::Result;
@@ -7,9 +8,10 @@ use numakit_placement::PlacementMode;
 use numakit_pool::Pool;
 use serde::Serialize;
 
-use crate::args::{BenchCommand, PoolBenchArgs};
 use crate::common::output;
 use crate::common::parallel_sum;
+use crate::common::parallel_sum::SumArgs;
+use crate::common::pool::PoolArgs;
 use crate::common::progress::Spinner;
 use crate::render::format::{bytes, table, Spread};
 
@@ -188,4 +190,36 @@ pub fn render(r: &PoolBenchReport) -> String {
         r.dispatch_ns_per_task.max,
         r.broadcast_us.median,
     )
+}
+
+/// The benchmarks of `numakit bench`.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Parallel sum of node-placed u64 through the pool vs plain threads
+    /// reading the same memory, plus the cost of dispatching one task.
+    Pool(PoolBenchArgs),
+}
+
+/// The options of `numakit bench pool`.
+#[derive(Debug, Args)]
+pub struct PoolBenchArgs {
+    /// Data size in MiB (the foundation's goal is measured at >= 1024).
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    pub size_mib: u64,
+
+    /// Repetitions of each method (alternating); medians are reported.
+    #[arg(long, default_value_t = 7, value_name = "N", value_parser = crate::common::parse::reps)]
+    pub reps: usize,
+
+    /// The workers of the pool (the plain sum uses as many threads).
+    #[command(flatten)]
+    pub pool: PoolArgs,
+
+    /// How the sum lays out and walks its data.
+    #[command(flatten)]
+    pub sum: SumArgs,
+
+    /// Empty tasks dispatched to measure the per-task cost.
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub tasks: usize,
 }

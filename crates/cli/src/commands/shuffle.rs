@@ -2,6 +2,7 @@
 //! synchronization is run `--reps` times beside a plain parallel read of
 //! the same bytes, each result checked against the sequential reference.
 
+use clap::Args;
 use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
@@ -13,9 +14,9 @@ use numakit_shuffle::{
 use numakit_topology::Topology;
 use serde::Serialize;
 
-use crate::args::{PoolArgs, ShuffleArgs};
 use crate::commands::figures::{schedule_bar, sweep_path};
 use crate::common::output;
+use crate::common::pool::PoolArgs;
 use crate::common::progress::Spinner;
 use crate::render::chart::{self, Bar, Series};
 use crate::render::format::{bytes, table, Spread};
@@ -515,4 +516,69 @@ mod tests {
         let many = sweep_counts(1, 64);
         assert!(many.len() <= 9 && many[0] == 1 && *many.last().unwrap() == 64);
     }
+}
+
+/// The options of `numakit shuffle`.
+#[derive(Debug, Args)]
+pub struct ShuffleArgs {
+    /// Data size in MiB (64-bit integers spread over all partitions).
+    #[arg(long, default_value_t = 512, value_name = "MIB")]
+    pub size_mib: u64,
+
+    /// The workers; their count must divide evenly over the nodes.
+    #[command(flatten)]
+    pub pool: PoolArgs,
+
+    /// Schedules to run, comma separated: naive, ring, random, migration,
+    /// migration-copy.
+    #[arg(
+        long,
+        default_value = "naive,ring,random,migration,migration-copy",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub schedules: Vec<numakit_shuffle::Strategy>,
+
+    /// Synchronization variants, comma separated: tight, loose.
+    #[arg(
+        long,
+        default_value = "tight,loose",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub sync: Vec<numakit_shuffle::SyncMode>,
+
+    /// `pull` (consume in place) or `push` (copy into consumer-local buffers).
+    #[arg(long, default_value = "pull", value_name = "FORM")]
+    pub form: String,
+
+    /// Piece sizes over consumers: `uniform` or `zipf:THETA`.
+    #[arg(long, default_value = "uniform", value_name = "SKEW")]
+    pub skew: String,
+
+    /// State each consumer carries along with migration-copy, in KiB.
+    #[arg(long, default_value_t = 64, value_name = "KIB")]
+    pub state_kib: usize,
+
+    /// Repetitions of every schedule (min/median/max are reported).
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::common::parse::reps)]
+    pub reps: usize,
+
+    /// Also sweep the thread count (naive, ring and migration, tight), as
+    /// in Li Figure 7.
+    #[arg(long)]
+    pub sweep: bool,
+
+    /// Write an SVG chart in the style of Li Figure 6 (and Figure 7 with
+    /// --sweep, to FILE with `-sweep` before the extension).
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<std::path::PathBuf>,
+
+    /// Recommend a schedule from the simulator instead of measuring.
+    #[arg(long)]
+    pub plan: bool,
+
+    /// With --plan: a described machine (preset or JSON file) instead of this one.
+    #[arg(long, value_name = "PRESET|FILE", requires = "plan")]
+    pub machine: Option<String>,
 }

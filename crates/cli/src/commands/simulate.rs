@@ -3,11 +3,11 @@
 //! this one.
 
 use anyhow::Result;
+use clap::Args;
 use numakit_sim::aggregation::{self, AggOptions, AggReport};
 use numakit_sim::{plan as sim_plan, predict_machine, render_report, Calibration, MachineReport};
 use numakit_topology::{presets, Topology};
 
-use crate::args::SimulateArgs;
 use crate::commands::figures::{schedule_bar, sweep_path};
 use crate::common::output;
 use crate::render::chart::{self, Bar, Series};
@@ -199,4 +199,35 @@ fn write_charts(path: &std::path::Path, report: &MachineReport) -> Result<()> {
     );
     std::fs::write(&sweep, svg).with_context(|| format!("writing {}", sweep.display()))?;
     Ok(())
+}
+
+/// The options of `numakit simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The machine: a preset name (see `numakit topo --list-presets`) or a
+    /// JSON description. Default: this machine.
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with = "all_presets")]
+    pub machine: Option<String>,
+
+    /// Every built-in preset, one after the other.
+    #[arg(long)]
+    pub all_presets: bool,
+
+    /// Total threads, spread evenly over the sockets (default: every
+    /// hardware thread, the configuration of "maximum bandwidth").
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Write the predictions as SVG charts: FILE (Figure 6 style) and FILE
+    /// with `-sweep` before the extension (Figure 7). One machine only.
+    #[arg(long, value_name = "FILE", conflicts_with = "all_presets")]
+    pub chart: Option<std::path::PathBuf>,
+
+    /// Predict Li's Figure 10 instead: group-by aggregation by shuffling
+    /// (naive, ring) vs thread migration (with and without copying the
+    /// table), from 1K to 64M distinct keys per partition, and where the
+    /// ring shuffle overtakes migration. One partition per core unless
+    /// `--threads` says otherwise.
+    #[arg(long, conflicts_with = "chart")]
+    pub aggregation: bool,
 }

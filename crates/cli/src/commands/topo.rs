@@ -1,9 +1,9 @@
 //! `numakit topo`: the machine, richer than `numactl --hardware`.
 
 use anyhow::Result;
+use clap::Args;
 use numakit_topology::{presets, CacheKind, Origin, Topology};
 
-use crate::args::TopoArgs;
 use crate::common::output;
 use crate::render::format::{bytes, opt, table};
 
@@ -199,4 +199,17 @@ fn links(topo: &Topology) -> String {
         ]);
     }
     table(&rows)
+}
+
+/// The options of `numakit topo`.
+#[derive(Debug, Args)]
+pub struct TopoArgs {
+    /// A described machine instead of this one: a preset name (see
+    /// --list-presets) or a JSON description file.
+    #[arg(long, value_name = "PRESET|FILE")]
+    pub machine: Option<String>,
+
+    /// List the built-in machine presets and exit.
+    #[arg(long)]
+    pub list_presets: bool,
 }

@@ -11,6 +11,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
+use clap::Args;
 use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement, Placer};
 use numakit_pool::{NodeSlice, Pool};
 use numakit_topology::NodeId;
@@ -230,4 +231,18 @@ pub fn placement_report(data: &PlacedData) -> Result<Vec<(NodeId, usize, usize)>
             ))
         })
         .collect()
+}
+
+/// How the parallel sum of `run` and `bench pool` lays out and walks its
+/// data.
+#[derive(Debug, Clone, Args)]
+pub struct SumArgs {
+    /// Huge pages for the data: `never` (exact per-page placement),
+    /// `transparent` (2 MiB THP, fewer TLB misses) or `reserved` (hugetlbfs pool).
+    #[arg(long, default_value = "never", value_name = "MODE")]
+    pub huge_pages: HugePages,
+
+    /// Morsel size in KiB: the unit of work queued at a node.
+    #[arg(long, default_value_t = crate::common::parallel_sum::DEFAULT_MORSEL_KIB, value_name = "KIB", value_parser = crate::common::parse::positive)]
+    pub morsel_kib: usize,
 }

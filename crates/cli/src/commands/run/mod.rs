@@ -1,6 +1,7 @@
 //! `numakit run`: the main job on built-in data. It shows what numakit can
 //! do in one command; each capability adds a short section here.
 
+pub mod args;
 pub mod cluster;
 pub mod mapreduce;
 pub mod ops;
@@ -16,7 +17,7 @@ use numakit_shuffle::{Strategy, SyncMode};
 use numakit_topology::{NodeId, Topology};
 use serde::Serialize;
 
-use crate::args::RunArgs;
+use crate::commands::run::args::RunArgs;
 use crate::commands::shuffle::{quick_report, ShuffleReport};
 use crate::commands::{doctor, topo};
 use crate::common::output;
