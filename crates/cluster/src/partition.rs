@@ -22,14 +22,14 @@ use crate::error::Result;
 
 /// How keys map to processes and buckets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
+pub struct Partitioning {
     /// Processes of the join (P).
     pub processes: usize,
     /// Buckets per process.
     pub buckets: u32,
 }
 
-impl Layout {
+impl Partitioning {
     /// The process that joins `key`.
     #[inline]
     pub fn owner(&self, key: u64) -> usize {
@@ -67,7 +67,7 @@ pub struct Pieces {
 
 /// Cuts `relation` by owner and bucket on the pool: every worker cuts its
 /// own chunk, then the workers' parts of each piece are put together.
-pub fn cut(pool: &Pool, relation: &Relation, layout: &Layout) -> Result<Pieces> {
+pub fn cut(pool: &Pool, relation: &Relation, layout: &Partitioning) -> Result<Pieces> {
     let slots = layout.processes * layout.buckets as usize;
     let mut parts: Vec<(Vec<Vec<Tuple>>, f64)> =
         (0..pool.workers()).map(|_| (Vec::new(), 0.0)).collect();
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn owners_and_buckets_are_in_range_and_spread() {
-        let layout = Layout {
+        let layout = Partitioning {
             processes: 3,
             buckets: 8,
         };

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use numakit_ops::timing::Silent;
 use numakit_placement::{PlacementMode, Placer};
 use numakit_probe::kiefer::{self, Experiment, KieferOptions};
-use numakit_probe::strategies::{self, Sizes, Strategy, StrategyOptions, Workload};
+use numakit_probe::strategies::{self, PlacementStrategy, Sizes, StrategyOptions, Workload};
 use numakit_probe::{describe, matrix, MatrixOptions, ProbeError};
 use numakit_topology::MachineDescription;
 
@@ -145,7 +145,7 @@ fn every_strategy_computes_the_same_and_one_is_recommended() {
     let report = strategies::run(&placer, &options, &Silent).unwrap();
     assert_eq!(
         report.outcomes.len(),
-        Workload::ALL.len() * Strategy::ALL.len()
+        Workload::ALL.len() * PlacementStrategy::ALL.len()
     );
     assert!(report.consistent, "{:?}", report.outcomes);
     for o in &report.outcomes {
@@ -154,7 +154,7 @@ fn every_strategy_computes_the_same_and_one_is_recommended() {
             o.pages.pages > 0 && o.pages.pages == o.pages.on_node,
             "{o:?}"
         );
-        if o.strategy == Strategy::Default {
+        if o.strategy == PlacementStrategy::Default {
             assert_eq!(o.vs_default, Some(1.0));
         }
     }
@@ -168,7 +168,7 @@ fn every_strategy_computes_the_same_and_one_is_recommended() {
         200_000 * report.instances.len() as u64,
         "every probe row matches once"
     );
-    assert!(Strategy::ALL
+    assert!(PlacementStrategy::ALL
         .iter()
         .any(|s| report.recommendation.starts_with(s.name())));
 }

@@ -131,7 +131,7 @@ pub use calibration::{Calibration, ModelFit};
 pub use error::SimError;
 pub use machine::Machine;
 pub use predict::{
-    plan, plan_from_report, predict_machine, predict_machine_with, MachineReport, Plan,
+    plan, plan_from_report, predict_machine, predict_machine_with, MachineReport, Recommendation,
 };
 pub use report::render_report;
 pub use scenarios::{check_scenarios, fit_li_nehalem, ScenarioCheck};

@@ -76,7 +76,7 @@ impl MachineReport {
 
 /// The recommendation.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Plan {
+pub struct Recommendation {
     /// The machine's name ([`Machine::name`]).
     pub machine: String,
     /// The layout the predictions are for.
@@ -155,7 +155,7 @@ pub fn plan(
     topo: &Topology,
     threads_per_socket: Option<usize>,
     cal: &Calibration,
-) -> Result<Plan, SimError> {
+) -> Result<Recommendation, SimError> {
     let machine = Machine::new(topo)?;
     let layout = layout_for(&machine, threads_per_socket)?;
     let strategies = [
@@ -169,7 +169,7 @@ pub fn plan(
 }
 
 /// The recommendation from an existing report (no new simulation).
-pub fn plan_from_report(report: &MachineReport) -> Result<Plan, SimError> {
+pub fn plan_from_report(report: &MachineReport) -> Result<Recommendation, SimError> {
     plan_from_rows(
         &report.machine,
         report.layout,
@@ -246,7 +246,7 @@ fn plan_from_rows(
     layout: Layout,
     rows: &[ReportRow],
     fit: ModelFit,
-) -> Result<Plan, SimError> {
+) -> Result<Recommendation, SimError> {
     let missing =
         |what: &str| SimError::BadOption(format!("no prediction for {what} to plan from"));
     let moving = |r: &ReportRow| {
@@ -295,7 +295,7 @@ fn plan_from_rows(
     } else {
         (chosen.strategy, chosen.sync)
     };
-    Ok(Plan {
+    Ok(Recommendation {
         machine: machine.to_string(),
         layout,
         strategy,

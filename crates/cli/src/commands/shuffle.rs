@@ -82,14 +82,14 @@ pub struct ShuffleReport {
     pub placed: bool,
 }
 
-struct Plan {
+struct Selection {
     strategies: Vec<Strategy>,
     syncs: Vec<SyncMode>,
     form: Form,
     skew: Skew,
 }
 
-impl Plan {
+impl Selection {
     /// Every schedule with every synchronisation, schedules outermost.
     fn combinations(&self) -> Vec<(Strategy, SyncMode)> {
         self.strategies
@@ -99,10 +99,10 @@ impl Plan {
     }
 }
 
-fn parse(args: &ShuffleArgs) -> Result<Plan> {
+fn parse(args: &ShuffleArgs) -> Result<Selection> {
     crate::usage_ensure!(args.reps > 0, "--reps must be at least 1");
     crate::usage_ensure!(args.size_mib > 0, "--size-mib must be at least 1");
-    Ok(Plan {
+    Ok(Selection {
         strategies: args.schedules.clone(),
         syncs: args.sync.clone(),
         form: args.form.parse().map_err(crate::common::usage::invalid)?,
@@ -188,7 +188,7 @@ fn elements(args: &ShuffleArgs) -> usize {
 fn measure(
     pool: &Pool,
     args: &ShuffleArgs,
-    plan: &Plan,
+    plan: &Selection,
     progress: &dyn Fn(String),
 ) -> Result<ShuffleReport> {
     progress(format!(
@@ -248,7 +248,7 @@ fn measure(
 fn report(
     pool: &Pool,
     data: &ShuffleData,
-    plan: &Plan,
+    plan: &Selection,
     reps: usize,
     plain_read_gbs: Spread,
     results: Vec<ScheduleResult>,
@@ -278,7 +278,7 @@ struct Repetition<'a> {
     pool: &'a Pool,
     data: &'a ShuffleData,
     reference: &'a [(u64, u64)],
-    plan: &'a Plan,
+    plan: &'a Selection,
     args: &'a ShuffleArgs,
 }
 
@@ -361,11 +361,11 @@ fn sweep(
     topology: &Arc<Topology>,
     mode: PlacementMode,
     args: &ShuffleArgs,
-    plan: &Plan,
+    plan: &Selection,
     progress: &dyn Fn(String),
 ) -> Result<Vec<SweepPoint>> {
     let strategies = [Strategy::Naive, Strategy::Ring, Strategy::Migration];
-    let sweep_plan = Plan {
+    let sweep_plan = Selection {
         strategies: strategies.to_vec(),
         syncs: vec![SyncMode::Tight],
         form: plan.form,

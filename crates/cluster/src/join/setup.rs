@@ -21,7 +21,7 @@ use crate::join::send::{Outbox, Pieces};
 use crate::join::work::Stationary;
 use crate::join::JoinSpec;
 use crate::message::{Piece, Side};
-use crate::partition::{blocks, cut, Layout};
+use crate::partition::{blocks, cut, Partitioning};
 
 /// A process ready to exchange.
 pub(super) struct Prepared {
@@ -42,7 +42,7 @@ pub(super) fn equi(
     right: &Relation,
     spec: &JoinSpec,
 ) -> Result<Prepared> {
-    let layout = Layout {
+    let layout = Partitioning {
         processes,
         buckets: spec.buckets,
     };

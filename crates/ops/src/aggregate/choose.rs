@@ -130,7 +130,7 @@ pub enum KeyLayout {
 
 /// What to run and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub struct AggregationPlan {
     /// The method to run (never [`AggMethod::Auto`]).
     pub method: AggMethod,
     /// How tables find groups; [`KeyLayout::Dense`] only for `Local` and
@@ -216,7 +216,12 @@ pub fn expected_groups(est: &GroupEstimate) -> u64 {
 /// A plan for `method` (any but `Auto`), sized by the estimate. Local and
 /// partitioned aggregation use dense arrays when the keys are dense; the
 /// exchange-driven methods keep Li's hash tables.
-pub fn fixed(method: AggMethod, est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> Plan {
+pub fn fixed(
+    method: AggMethod,
+    est: &GroupEstimate,
+    workers: usize,
+    budget: &CacheBudget,
+) -> AggregationPlan {
     let keys = match (method, dense_range(est)) {
         (AggMethod::Local | AggMethod::Partitioned, Some(range)) => KeyLayout::Dense(range),
         _ => KeyLayout::Hashed,
@@ -225,7 +230,7 @@ pub fn fixed(method: AggMethod, est: &GroupEstimate, workers: usize, budget: &Ca
         KeyLayout::Dense(range) => range_parts(&range, workers, budget),
         KeyLayout::Hashed => (hash_parts(est.groups, workers, budget), 0),
     };
-    Plan {
+    AggregationPlan {
         method,
         keys,
         parts,
@@ -237,7 +242,7 @@ pub fn fixed(method: AggMethod, est: &GroupEstimate, workers: usize, budget: &Ca
 
 /// The automatic choice between [`AggMethod::Local`] and
 /// [`AggMethod::Partitioned`], with its reason.
-pub fn choose(est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> Plan {
+pub fn choose(est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> AggregationPlan {
     let mut plan = fixed(AggMethod::Local, est, workers, budget);
     let state = local_bytes(est, &plan.keys, workers);
     let allowed = budget.per_worker_bytes() * LOCAL_BUDGET_FACTOR;
@@ -272,7 +277,7 @@ pub fn choose(est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> Plan
     plan
 }
 
-fn describe_source(est: &GroupEstimate, plan: &Plan) -> String {
+fn describe_source(est: &GroupEstimate, plan: &AggregationPlan) -> String {
     let sketch = if est.is_full_scan() {
         format!("HLL over all {} rows", est.rows)
     } else {

@@ -15,7 +15,7 @@
 
 use numakit_pool::{Pool, WorkerContext};
 
-use crate::aggregate::choose::{KeyLayout, Plan};
+use crate::aggregate::choose::{AggregationPlan, KeyLayout};
 use crate::aggregate::dense::{combined_groups, DenseTable, KeyRange};
 use crate::aggregate::split::part_of_hash;
 use crate::aggregate::table::GroupTable;
@@ -30,7 +30,7 @@ use crate::timing::PhaseTimer;
 pub fn run(
     pool: &Pool,
     input: &Relation,
-    plan: &Plan,
+    plan: &AggregationPlan,
     timer: &mut PhaseTimer<'_>,
 ) -> Result<Vec<Vec<Group>>> {
     match plan.keys {

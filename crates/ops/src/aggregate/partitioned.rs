@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use numakit_pool::{Pool, WorkerContext};
 
-use crate::aggregate::choose::{KeyLayout, Plan};
+use crate::aggregate::choose::{AggregationPlan, KeyLayout};
 use crate::aggregate::dense::{DenseTable, KeyRange};
 use crate::aggregate::split::{by_hash, by_range, split_chunks, Split};
 use crate::aggregate::table::GroupTable;
@@ -73,7 +73,7 @@ impl PartTable for RunTable<'_> {
 pub fn run(
     pool: &Pool,
     input: &Relation,
-    plan: &Plan,
+    plan: &AggregationPlan,
     timer: &mut PhaseTimer<'_>,
 ) -> Result<Vec<Vec<Group>>> {
     let parts = plan.parts.max(1);

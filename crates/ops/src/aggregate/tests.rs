@@ -208,7 +208,7 @@ fn partitioned_balances_skew_and_reuses_its_table() {
             6,
         ),
     ] {
-        let plan = choose::Plan {
+        let plan = choose::AggregationPlan {
             method: AggMethod::Partitioned,
             keys,
             parts,

@@ -23,7 +23,7 @@ use numakit_pool::{Pool, PoolBuilder};
 use numakit_topology::{CpuSet, NodeId, NodeSet, Topology};
 use serde::Serialize;
 
-use super::Strategy;
+use super::PlacementStrategy;
 use crate::error::Result;
 use crate::latency::PageCheck;
 
@@ -80,12 +80,12 @@ pub fn seats(topology: &Topology, instances: usize) -> Result<Vec<Seat>> {
 }
 
 /// The memory placement a strategy gives an instance on `node`.
-pub fn placement(strategy: Strategy, node: NodeId, memory_nodes: &[NodeId]) -> Placement {
+pub fn placement(strategy: PlacementStrategy, node: NodeId, memory_nodes: &[NodeId]) -> Placement {
     match strategy {
-        Strategy::Default => Placement::Anywhere,
-        Strategy::Aligned => Placement::OnNode(node),
-        Strategy::OneAhead => Placement::OnNode(next_node(node, memory_nodes)),
-        Strategy::Interleave => {
+        PlacementStrategy::Default => Placement::Anywhere,
+        PlacementStrategy::Aligned => Placement::OnNode(node),
+        PlacementStrategy::OneAhead => Placement::OnNode(next_node(node, memory_nodes)),
+        PlacementStrategy::Interleave => {
             Placement::Interleave(memory_nodes.iter().copied().collect::<NodeSet>())
         }
     }
@@ -109,10 +109,10 @@ pub fn next_node(node: NodeId, memory_nodes: &[NodeId]) -> NodeId {
 pub fn pool(
     topology: &Arc<Topology>,
     seat: &Seat,
-    strategy: Strategy,
+    strategy: PlacementStrategy,
     mode: PlacementMode,
 ) -> Result<Pool> {
-    let mode = if strategy == Strategy::Default {
+    let mode = if strategy == PlacementStrategy::Default {
         PlacementMode::Off
     } else {
         mode

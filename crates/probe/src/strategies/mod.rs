@@ -37,7 +37,7 @@ pub use workload::{Sizes, Workload};
 
 /// Where an instance's threads and memory go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Strategy {
+pub enum PlacementStrategy {
     /// No binding: the kernel places the threads, first touch the memory.
     #[serde(rename = "default")]
     Default,
@@ -53,42 +53,48 @@ pub enum Strategy {
     Interleave,
 }
 
-impl Strategy {
+impl PlacementStrategy {
     /// Every strategy, `default` first (the one the others are
     /// normalized to).
-    pub const ALL: [Strategy; 4] = [
-        Strategy::Default,
-        Strategy::Aligned,
-        Strategy::OneAhead,
-        Strategy::Interleave,
+    pub const ALL: [PlacementStrategy; 4] = [
+        PlacementStrategy::Default,
+        PlacementStrategy::Aligned,
+        PlacementStrategy::OneAhead,
+        PlacementStrategy::Interleave,
     ];
 
     /// The strategy's name in options and reports (`default`, `aligned`,
     /// `1-ahead`, `interleave`).
     pub fn name(self) -> &'static str {
         match self {
-            Strategy::Default => "default",
-            Strategy::Aligned => "aligned",
-            Strategy::OneAhead => "1-ahead",
-            Strategy::Interleave => "interleave",
+            PlacementStrategy::Default => "default",
+            PlacementStrategy::Aligned => "aligned",
+            PlacementStrategy::OneAhead => "1-ahead",
+            PlacementStrategy::Interleave => "interleave",
         }
     }
 
     /// What a user should do to get this strategy.
     fn advice(self) -> &'static str {
         match self {
-            Strategy::Default => "leave placement to the kernel",
-            Strategy::Aligned => "bind each partition's threads and memory to the same node",
-            Strategy::OneAhead => "bind threads, and put each partition's memory on the next node",
-            Strategy::Interleave => "bind threads, and interleave the memory over all nodes",
+            PlacementStrategy::Default => "leave placement to the kernel",
+            PlacementStrategy::Aligned => {
+                "bind each partition's threads and memory to the same node"
+            }
+            PlacementStrategy::OneAhead => {
+                "bind threads, and put each partition's memory on the next node"
+            }
+            PlacementStrategy::Interleave => {
+                "bind threads, and interleave the memory over all nodes"
+            }
         }
     }
 }
 
-impl std::str::FromStr for Strategy {
+impl std::str::FromStr for PlacementStrategy {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Strategy::ALL
+        PlacementStrategy::ALL
             .into_iter()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
@@ -110,7 +116,7 @@ pub struct StrategyOptions {
     pub workloads: Vec<Workload>,
     /// The strategies to compare (`default` among them, or nothing is
     /// normalized).
-    pub strategies: Vec<Strategy>,
+    pub strategies: Vec<PlacementStrategy>,
     /// Timed repetitions (the median is reported), after one untimed.
     pub reps: usize,
     /// How the bound strategies' pools pin (`default` never pins).
@@ -130,7 +136,7 @@ impl Default for StrategyOptions {
                 build_rows: 1 << 19,
             },
             workloads: Workload::ALL.to_vec(),
-            strategies: Strategy::ALL.to_vec(),
+            strategies: PlacementStrategy::ALL.to_vec(),
             reps: 5,
             mode: PlacementMode::Strict,
             seed: 11,
@@ -142,7 +148,7 @@ impl Default for StrategyOptions {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StrategyOutcome {
     /// Where the instances' threads and memory went.
-    pub strategy: Strategy,
+    pub strategy: PlacementStrategy,
     /// What the instances ran.
     pub workload: Workload,
     /// Median over repetitions of all instances' rows per second together
@@ -196,7 +202,7 @@ pub struct StrategyReport {
 ///
 /// use numakit_ops::timing::Silent;
 /// use numakit_placement::{PlacementMode, Placer};
-/// use numakit_probe::strategies::{self, Sizes, Strategy, StrategyOptions, Workload};
+/// use numakit_probe::strategies::{self, Sizes, PlacementStrategy, StrategyOptions, Workload};
 ///
 /// let topology = Arc::new(numakit_topology::discover()?);
 /// let placer = Placer::new(topology, PlacementMode::BestEffort);
@@ -209,11 +215,11 @@ pub struct StrategyReport {
 /// };
 ///
 /// let report = strategies::run(&placer, &options, &Silent)?;
-/// assert_eq!(report.outcomes.len(), Strategy::ALL.len());
+/// assert_eq!(report.outcomes.len(), PlacementStrategy::ALL.len());
 /// assert!(report.consistent, "every strategy computed the same sum");
 /// assert!(report.outcomes.iter().all(|o| o.rows_per_s > 0.0));
 /// let default = &report.outcomes[0];
-/// assert_eq!((default.strategy, default.vs_default), (Strategy::Default, Some(1.0)));
+/// assert_eq!((default.strategy, default.vs_default), (PlacementStrategy::Default, Some(1.0)));
 /// assert!(report.recommendation.contains("x the default"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -290,7 +296,7 @@ fn validate(options: &StrategyOptions) -> Result<()> {
 
 /// One strategy's instances: pools and data.
 struct Setup {
-    strategy: Strategy,
+    strategy: PlacementStrategy,
     pools: Vec<Pool>,
     data: Vec<workload::Data>,
     seconds: Vec<f64>,
@@ -432,7 +438,7 @@ fn outcome(setup: Setup, workload: Workload, rows: u64) -> StrategyOutcome {
 fn normalize(outcomes: &mut [StrategyOutcome]) {
     let defaults: Vec<(Workload, f64)> = outcomes
         .iter()
-        .filter(|o| o.strategy == Strategy::Default && o.rows_per_s > 0.0)
+        .filter(|o| o.strategy == PlacementStrategy::Default && o.rows_per_s > 0.0)
         .map(|o| (o.workload, o.rows_per_s))
         .collect();
     for o in outcomes.iter_mut() {
@@ -446,8 +452,8 @@ fn normalize(outcomes: &mut [StrategyOutcome]) {
 /// The strategy with the best geometric mean over the workloads of its
 /// throughput relative to `default`, in one line.
 pub fn recommend(outcomes: &[StrategyOutcome], memory_nodes: usize) -> String {
-    let mut best: Option<(Strategy, f64)> = None;
-    for strategy in Strategy::ALL {
+    let mut best: Option<(PlacementStrategy, f64)> = None;
+    for strategy in PlacementStrategy::ALL {
         let ratios: Vec<f64> = outcomes
             .iter()
             .filter(|o| o.strategy == strategy)
@@ -488,7 +494,11 @@ pub fn recommend(outcomes: &[StrategyOutcome], memory_nodes: usize) -> String {
 mod tests {
     use super::*;
 
-    fn outcome(strategy: Strategy, workload: Workload, rows_per_s: f64) -> StrategyOutcome {
+    fn outcome(
+        strategy: PlacementStrategy,
+        workload: Workload,
+        rows_per_s: f64,
+    ) -> StrategyOutcome {
         StrategyOutcome {
             strategy,
             workload,
@@ -504,12 +514,12 @@ mod tests {
     #[test]
     fn the_best_geometric_mean_over_default_is_recommended() {
         let mut outcomes = vec![
-            outcome(Strategy::Default, Workload::Scan, 100.0),
-            outcome(Strategy::Default, Workload::Join, 10.0),
-            outcome(Strategy::Aligned, Workload::Scan, 175.0),
-            outcome(Strategy::Aligned, Workload::Join, 11.0),
-            outcome(Strategy::OneAhead, Workload::Scan, 90.0),
-            outcome(Strategy::OneAhead, Workload::Join, 30.0),
+            outcome(PlacementStrategy::Default, Workload::Scan, 100.0),
+            outcome(PlacementStrategy::Default, Workload::Join, 10.0),
+            outcome(PlacementStrategy::Aligned, Workload::Scan, 175.0),
+            outcome(PlacementStrategy::Aligned, Workload::Join, 11.0),
+            outcome(PlacementStrategy::OneAhead, Workload::Scan, 90.0),
+            outcome(PlacementStrategy::OneAhead, Workload::Join, 30.0),
         ];
         normalize(&mut outcomes);
         assert_eq!(outcomes[2].vs_default, Some(1.75));
@@ -519,16 +529,16 @@ mod tests {
         assert!(line.contains("scan 0.90x, join 3.00x"), "{line}");
         assert!(!line.contains("one node"));
         assert!(recommend(&outcomes, 1).contains("one node"));
-        let unmeasured = [outcome(Strategy::Aligned, Workload::Scan, 1.0)];
+        let unmeasured = [outcome(PlacementStrategy::Aligned, Workload::Scan, 1.0)];
         assert!(recommend(&unmeasured, 4).starts_with("no recommendation"));
     }
 
     #[test]
     fn names_round_trip() {
-        for s in Strategy::ALL {
-            assert_eq!(s.name().parse::<Strategy>(), Ok(s));
+        for s in PlacementStrategy::ALL {
+            assert_eq!(s.name().parse::<PlacementStrategy>(), Ok(s));
         }
-        assert!("aligned2".parse::<Strategy>().is_err());
+        assert!("aligned2".parse::<PlacementStrategy>().is_err());
         assert_eq!("join".parse::<Workload>(), Ok(Workload::Join));
     }
 }

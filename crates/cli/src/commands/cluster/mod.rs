@@ -38,7 +38,7 @@ use crate::commands::cluster::args::{ClusterCommand, ClusterJoinArgs};
 use crate::commands::cluster::report::{render_process, render_sink, ProcessOutput, SinkOutput};
 use crate::commands::ops::common::{check_verify_size, read_columns, relation_of};
 use crate::common::output;
-use plan::{check_memory, plan, Plan};
+use plan::{check_memory, plan, ClusterJoinPlan};
 
 /// How long a process waits for the slowest peer to finish its part after
 /// its own (a lost peer is noticed at once; this bounds a stuck one).
@@ -179,7 +179,7 @@ pub fn one_process(
 fn join_and_publish(
     pool: &Pool,
     args: &ClusterJoinArgs,
-    plan: &Plan,
+    plan: &ClusterJoinPlan,
     transport: Box<dyn Transport<Message>>,
     (left, right): (&Relation, &Relation),
     files: Option<&ResultDir>,
@@ -249,7 +249,7 @@ fn sink_error(e: ClusterError) -> anyhow::Error {
 /// should the process be interrupted; the sink first checks that DIR may
 /// be replaced, before any work.
 fn result_files(
-    plan: &Plan,
+    plan: &ClusterJoinPlan,
     me: usize,
     transport: &dyn Transport<Message>,
 ) -> Result<Option<ResultDir>> {
@@ -269,7 +269,7 @@ fn result_files(
 fn sink_output(
     pool: &Pool,
     args: &ClusterJoinArgs,
-    plan: &Plan,
+    plan: &ClusterJoinPlan,
     processes: usize,
     run: &ProcessRun,
     files: Option<&ResultDir>,
@@ -308,7 +308,7 @@ fn affinity_warning(pool: &Pool) -> Option<String> {
 fn load_share(
     pool: &Pool,
     args: &ClusterJoinArgs,
-    plan: &Plan,
+    plan: &ClusterJoinPlan,
     me: usize,
     processes: usize,
 ) -> Result<(Relation, Relation)> {
@@ -342,7 +342,7 @@ fn read_file(pool: &Pool, pattern: &str, me: usize, args: &ClusterJoinArgs) -> R
 fn verify(
     pool: &Pool,
     args: &ClusterJoinArgs,
-    plan: &Plan,
+    plan: &ClusterJoinPlan,
     processes: usize,
     sink: &mut SinkOutput,
 ) -> Result<()> {

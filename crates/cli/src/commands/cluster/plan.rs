@@ -39,7 +39,7 @@ pub fn check_memory(args: &ClusterJoinArgs, processes: usize) -> Result<()> {
 }
 
 /// The parsed options shared by every process.
-pub struct Plan {
+pub struct ClusterJoinPlan {
     /// The join: predicate, key, buckets, order, sink output.
     pub spec: JoinSpec,
     /// Where `--sink files:DIR` publishes the result rows.
@@ -52,7 +52,7 @@ pub struct Plan {
 
 /// The join spec and data of `args` (one send order: the first listed);
 /// any error is one of the command line.
-pub fn plan(args: &ClusterJoinArgs) -> Result<Plan> {
+pub fn plan(args: &ClusterJoinArgs) -> Result<ClusterJoinPlan> {
     crate::common::usage::arguments(plan_of(args))
 }
 
@@ -63,7 +63,7 @@ const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 /// in every process; more than this only costs memory and messages).
 const MAX_BUCKETS: u32 = 1 << 20;
 
-fn plan_of(args: &ClusterJoinArgs) -> Result<Plan> {
+fn plan_of(args: &ClusterJoinArgs) -> Result<ClusterJoinPlan> {
     let predicate = Predicate::parse(&args.predicate).map_err(anyhow::Error::msg)?;
     let order = *args
         .order
@@ -104,7 +104,7 @@ fn plan_of(args: &ClusterJoinArgs) -> Result<Plan> {
         output,
         task_delay: Duration::from_millis(args.task_delay_ms),
     };
-    Ok(Plan {
+    Ok(ClusterJoinPlan {
         spec,
         files_dir,
         left_spec,

@@ -215,7 +215,7 @@ pub struct StrategyArgs {
         value_delimiter = ',',
         value_name = "LIST"
     )]
-    pub strategies: Vec<numakit_probe::strategies::Strategy>,
+    pub strategies: Vec<numakit_probe::strategies::PlacementStrategy>,
 
     /// Timed repetitions (the median is reported), after one untimed.
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::common::parse::reps)]

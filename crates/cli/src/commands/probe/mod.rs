@@ -12,7 +12,7 @@ use anyhow::{ensure, Context, Result};
 use numakit_placement::{PlacementMode, Placer};
 use numakit_probe::chase::ChaseOrder;
 use numakit_probe::kiefer::{self, Experiment, KieferOptions};
-use numakit_probe::strategies::{self, Sizes, Strategy, StrategyOptions};
+use numakit_probe::strategies::{self, PlacementStrategy, Sizes, StrategyOptions};
 use numakit_probe::{describe, matrix, MatrixOptions, MatrixReport};
 use numakit_topology::{IdSet, Topology};
 
@@ -212,9 +212,9 @@ fn compare_strategies(
     json: bool,
     spinner: &Spinner,
 ) -> Result<()> {
-    let mut strategies: Vec<Strategy> = args.strategies.clone();
-    if !strategies.contains(&Strategy::Default) {
-        strategies.insert(0, Strategy::Default);
+    let mut strategies: Vec<PlacementStrategy> = args.strategies.clone();
+    if !strategies.contains(&PlacementStrategy::Default) {
+        strategies.insert(0, PlacementStrategy::Default);
     }
     crate::usage_ensure!(args.rows > 0, "--rows must be at least 1");
     crate::usage_ensure!(args.groups > 0, "--groups must be at least 1");

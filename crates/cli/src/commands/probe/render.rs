@@ -8,7 +8,7 @@ use std::fmt::Write;
 use numakit_probe::bandwidth::Bandwidth;
 use numakit_probe::kiefer::KieferReport;
 use numakit_probe::latency::Latency;
-use numakit_probe::strategies::{Strategy, StrategyReport};
+use numakit_probe::strategies::{PlacementStrategy, StrategyReport};
 use numakit_probe::stream::Kernel;
 use numakit_probe::MatrixReport;
 use numakit_topology::NodeId;
@@ -296,7 +296,7 @@ pub fn strategies_text(report: &StrategyReport) -> String {
         o.sizes.rows,
         o.reps
     );
-    let strategies: Vec<Strategy> = Strategy::ALL
+    let strategies: Vec<PlacementStrategy> = PlacementStrategy::ALL
         .into_iter()
         .filter(|s| report.outcomes.iter().any(|o| o.strategy == *s))
         .collect();
@@ -311,7 +311,7 @@ pub fn strategies_text(report: &StrategyReport) -> String {
                 .iter()
                 .find(|x| x.workload == *workload && x.strategy == *s)
                 .map_or("-".into(), |x| match (x.strategy, x.vs_default) {
-                    (Strategy::Default, _) | (_, None) => {
+                    (PlacementStrategy::Default, _) | (_, None) => {
                         format!("{:.0} M rows/s", x.rows_per_s / 1e6)
                     }
                     (_, Some(r)) => format!("{r:.2}x"),
