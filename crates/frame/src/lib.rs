@@ -33,6 +33,7 @@ pub mod memory;
 mod par;
 pub mod reference;
 mod relation;
+mod request;
 pub mod sample;
 pub mod sink;
 pub mod sort;

@@ -6,8 +6,11 @@
 //! private queue, then its node's queue, then steals from the other nodes'
 //! queues, nearest node first by SLIT distance. Idle workers spin briefly
 //! and then sleep. Submitting work and waiting for it is the scope's job
-//! (`scope.rs`); building the pool is the builder's (`builder.rs`).
+//! (`scope.rs`); building the pool is the builder's (`builder.rs`); the
+//! layers' per-pool state is kept by `state.rs`, to which the pool's
+//! `state` methods delegate.
 
+use std::any::Any;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -275,6 +278,75 @@ impl Pool {
     /// Zeroes every worker's counters.
     pub fn reset_stats(&self) {
         self.shared.workers.iter().for_each(|w| w.counters.reset());
+    }
+
+    /// This pool's value of type `T`, made with `T::default()` on first
+    /// use (see [`Pool::state_or_init`]).
+    pub fn state<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
+        self.state_or_init(T::default)
+    }
+
+    /// This pool's value of type `T`, made by `init` on first use.
+    ///
+    /// The pool keeps one value per type for layers above it that need
+    /// runtime state per pool rather than per process (a cache of buffers
+    /// its workers reuse, a measurement made once for its workers): the
+    /// type is the key, so a crate keys its state by a type of its own
+    /// (private, or public when others may look). Every later call, from
+    /// any thread, gets the same value; it is dropped when the pool is
+    /// dropped and nothing else holds an `Arc` of it (a value whose `Drop`
+    /// frees resources frees them then). Interior mutability is the
+    /// value's own business.
+    ///
+    /// `init` runs once, on the first caller's thread, outside the pool's
+    /// lock: callers of other types go on meanwhile, callers of the same
+    /// type wait for it. If `init` panics, the next call tries again.
+    /// `init` must not ask for its own type (that waits forever).
+    ///
+    /// This is not a store for per-task or per-job data, and values are
+    /// never removed or replaced.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// use numakit_placement::PlacementMode;
+    /// use numakit_pool::PoolBuilder;
+    ///
+    /// /// Rows this pool has seen (a layer above the pool owns the type).
+    /// #[derive(Default)]
+    /// struct RowsSeen(AtomicU64);
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let topology = Arc::new(numakit_topology::discover()?);
+    /// let pool = PoolBuilder::new(topology)
+    ///     .threads(1)
+    ///     .placement(PlacementMode::Off)
+    ///     .build()?;
+    /// pool.state::<RowsSeen>().0.fetch_add(10, Ordering::Relaxed);
+    /// pool.state::<RowsSeen>().0.fetch_add(5, Ordering::Relaxed);
+    /// assert_eq!(pool.state::<RowsSeen>().0.load(Ordering::Relaxed), 15);
+    ///
+    /// // A value that needs the pool to be made: init runs once.
+    /// let nodes = pool.state_or_init(|| pool.nodes().len());
+    /// assert_eq!(*nodes, 1);
+    /// assert_eq!(*pool.state_or_init(|| 99usize), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn state_or_init<T, F>(&self, init: F) -> Arc<T>
+    where
+        T: Any + Send + Sync,
+        F: FnOnce() -> T,
+    {
+        self.state.get_or_init(init)
+    }
+
+    /// This pool's value of type `T` if one was made, without making one.
+    pub fn state_if_made<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.state.get::<T>()
     }
 }
 

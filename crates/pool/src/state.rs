@@ -1,4 +1,5 @@
-//! Runtime state that higher layers keep per pool ([`Pool::state`]).
+//! Runtime state that higher layers keep per pool: the type-keyed map
+//! behind [`Pool::state`](crate::Pool::state).
 //!
 //! Some state belongs to the pool it serves rather than to the process:
 //! a cache of node-bound buffers taken and given back by that pool's
@@ -12,12 +13,12 @@
 //!
 //! This is not a general-purpose store: one value per type and pool, no
 //! removal, no per-worker or per-job data (tasks hold that themselves).
+//! The map knows nothing of the pool: the pool owns one and its public
+//! methods (`state`, `state_or_init`, `state_if_made`) delegate to it.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-
-use crate::pool::Pool;
 
 /// One value per type, each made once.
 #[derive(Default)]
@@ -71,77 +72,6 @@ impl StateMap {
     }
 }
 
-impl Pool {
-    /// This pool's value of type `T`, made with `T::default()` on first
-    /// use (see [`Pool::state_or_init`]).
-    pub fn state<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
-        self.state_or_init(T::default)
-    }
-
-    /// This pool's value of type `T`, made by `init` on first use.
-    ///
-    /// The pool keeps one value per type for layers above it that need
-    /// runtime state per pool rather than per process (a cache of buffers
-    /// its workers reuse, a measurement made once for its workers): the
-    /// type is the key, so a crate keys its state by a type of its own
-    /// (private, or public when others may look). Every later call, from
-    /// any thread, gets the same value; it is dropped when the pool is
-    /// dropped and nothing else holds an `Arc` of it (a value whose `Drop`
-    /// frees resources frees them then). Interior mutability is the
-    /// value's own business.
-    ///
-    /// `init` runs once, on the first caller's thread, outside the pool's
-    /// lock: callers of other types go on meanwhile, callers of the same
-    /// type wait for it. If `init` panics, the next call tries again.
-    /// `init` must not ask for its own type (that waits forever).
-    ///
-    /// This is not a store for per-task or per-job data, and values are
-    /// never removed or replaced.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// use std::sync::Arc;
-    ///
-    /// use numakit_placement::PlacementMode;
-    /// use numakit_pool::PoolBuilder;
-    ///
-    /// /// Rows this pool has seen (a layer above the pool owns the type).
-    /// #[derive(Default)]
-    /// struct RowsSeen(AtomicU64);
-    ///
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let topology = Arc::new(numakit_topology::discover()?);
-    /// let pool = PoolBuilder::new(topology)
-    ///     .threads(1)
-    ///     .placement(PlacementMode::Off)
-    ///     .build()?;
-    /// pool.state::<RowsSeen>().0.fetch_add(10, Ordering::Relaxed);
-    /// pool.state::<RowsSeen>().0.fetch_add(5, Ordering::Relaxed);
-    /// assert_eq!(pool.state::<RowsSeen>().0.load(Ordering::Relaxed), 15);
-    ///
-    /// // A value that needs the pool to be made: init runs once.
-    /// let nodes = pool.state_or_init(|| pool.nodes().len());
-    /// assert_eq!(*nodes, 1);
-    /// assert_eq!(*pool.state_or_init(|| 99usize), 1);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn state_or_init<T, F>(&self, init: F) -> Arc<T>
-    where
-        T: Any + Send + Sync,
-        F: FnOnce() -> T,
-    {
-        self.state.get_or_init(init)
-    }
-
-    /// This pool's value of type `T` if one was made, without making one.
-    pub fn state_if_made<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        self.state.get::<T>()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -150,7 +80,7 @@ mod tests {
     use numakit_placement::PlacementMode;
 
     use super::*;
-    use crate::PoolBuilder;
+    use crate::{Pool, PoolBuilder};
 
     fn pool() -> Pool {
         let topo = Arc::new(numakit_topology::discover().unwrap());

@@ -18,7 +18,6 @@
 
 mod estimate;
 pub mod output;
-pub mod spec;
 mod stream;
 pub(crate) mod values;
 mod window;
@@ -42,28 +41,14 @@ use crate::error::{FrameError, Result};
 use crate::input::Input;
 use crate::keys::{GroupKeys, KeyEncoding};
 use crate::load::LoadStats;
-use crate::memory::MemoryLimit;
 use crate::par::try_per_part;
 use crate::relation::{relation_of, TUPLE_BYTES};
 use crate::table::Table;
 use crate::RunOptions;
 
-pub use spec::{AggFunc, Aggregate};
+pub use crate::request::aggregate::spec;
+pub use crate::request::aggregate::{AggFunc, Aggregate, AggregateRequest};
 use values::{lane, Lane, LaneKind};
-
-/// What to group and compute.
-#[derive(Clone, Debug)]
-pub struct AggregateRequest {
-    /// Group-by key columns.
-    pub keys: Vec<String>,
-    /// The aggregates, in the order of the result's columns after the keys.
-    pub aggregates: Vec<Aggregate>,
-    /// The method of the one-value-column path (`None`: automatic). The
-    /// many-column path has one method and refuses another.
-    pub method: Option<AggMethod>,
-    /// The limit loading and the per-worker tables are checked against.
-    pub memory_limit: MemoryLimit,
-}
 
 /// Which path computed the groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

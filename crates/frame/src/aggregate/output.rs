@@ -12,10 +12,10 @@ use arrow_schema::{DataType, Field};
 
 use numakit_ops::aggregate::columns::{Groups, State};
 
-use crate::aggregate::spec::{AggFunc, Aggregate};
 use crate::aggregate::values::{Lane, LaneKind};
 use crate::error::{FrameError, Result};
 use crate::keys::decode::{gather, numbers_array};
+use crate::request::aggregate::spec::{AggFunc, Aggregate};
 use crate::table::Table;
 
 /// Where an aggregate's inputs and state are.

@@ -238,8 +238,8 @@ fn bitmap_without(rows: usize, invalid: &[u32]) -> Option<Vec<u8>> {
 /// (MIN/MAX need an order; COUNT alone only validity).
 pub(crate) fn lane(pool: &Pool, table: &Table, column: usize, needs_values: bool) -> Result<Lane> {
     let data_type = table.schema().field(column).data_type().clone();
-    let kind = crate::aggregate::spec::value_type(&data_type);
-    use crate::aggregate::spec::ValueType;
+    let kind = crate::request::aggregate::spec::value_type(&data_type);
+    use crate::request::aggregate::spec::ValueType;
     if !needs_values || kind == ValueType::Other {
         let parts = table
             .parts()

@@ -54,11 +54,11 @@ pub(crate) fn gather_result(
                 .map(|chunk| {
                     let mut arrays = lg.gather(chunk.iter().map(|r| Some(r.left)))?;
                     arrays.extend(rg.gather(chunk.iter().map(|r| r.right))?);
-                    RecordBatch::try_new(plan.schema.clone(), arrays)
+                    RecordBatch::try_new(plan.schema().clone(), arrays)
                         .map_err(|e| FrameError::arrow("assembling the join's result", e))
                 })
                 .collect::<Result<Vec<_>>>()
         },
     )?;
-    Table::of_outputs("the join's result", plan.schema.clone(), batches, workers)
+    Table::of_outputs("the join's result", plan.schema().clone(), batches, workers)
 }

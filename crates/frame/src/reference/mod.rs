@@ -15,10 +15,10 @@ use std::collections::HashMap;
 
 use numakit_ops::join::JoinKind;
 
-use crate::aggregate::{AggFunc, AggregateRequest};
 use crate::error::{FrameError, Result};
-use crate::join::JoinRequest;
-use crate::sort::SortRequest;
+use crate::request::aggregate::{AggFunc, AggregateRequest};
+use crate::request::join::{JoinPlan, JoinRequest};
+use crate::request::sort::SortRequest;
 use crate::table::Table;
 pub use value::{cells, Value};
 
@@ -221,7 +221,7 @@ pub fn check_join(
     result: Option<&Table>,
     rows: u64,
 ) -> Result<()> {
-    let plan = crate::join::JoinPlan::new(request, left.schema(), right.schema())?;
+    let plan = JoinPlan::new(request, left.schema(), right.schema())?;
     let out_names: Vec<String> = plan
         .schema()
         .fields()

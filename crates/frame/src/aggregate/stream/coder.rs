@@ -7,12 +7,12 @@
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 
-use crate::aggregate::spec::{value_type, ValueType};
 use crate::error::{FrameError, Result};
 use crate::keys::dictionary::{key_hash, ByteKeys};
 use crate::keys::key_table::KeyTable;
 use crate::keys::numbers::{each_number, raw_signed};
 use crate::keys::PartCodes;
+use crate::request::aggregate::spec::{value_type, ValueType};
 use crate::table::RowRef;
 
 /// How one key column's values become codes in a worker.

@@ -43,7 +43,6 @@ use numakit_ops::aggregate::columns::{
 };
 use numakit_pool::Pool;
 
-use crate::aggregate::spec::{value_type, ValueType};
 use crate::aggregate::values::{number_part, LaneKind, PartLane};
 use crate::aggregate::window::KeyWindow;
 use crate::error::{FrameError, Result};
@@ -51,6 +50,7 @@ use crate::keys::dictionary::{key_hash, ByteKeys, Dictionary};
 use crate::keys::key_table::KeyTable;
 use crate::keys::PartCodes;
 use crate::memory::MemoryLimit;
+use crate::request::aggregate::spec::{value_type, ValueType};
 use crate::table::Table;
 
 mod coder;
