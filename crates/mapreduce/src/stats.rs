@@ -1,5 +1,7 @@
-//! What a job run measured: the time of each phase (Phoenix Figure 10's
-//! split, map, reduce and merge) and where its map tasks ran.
+//! What a job run measured: the wall-clock time of each phase (split,
+//! map, reduce and merge, as Phoenix times them) and where its map tasks
+//! ran. It does not split time into user, system and idle (Phoenix's
+//! Figure 10).
 
 use numakit_pool::WorkerStats;
 use numakit_topology::NodeId;

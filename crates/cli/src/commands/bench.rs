@@ -68,9 +68,9 @@ pub fn pool_bench(
     let spinner = Spinner::new(quiet);
     let progress = |msg: String| spinner.set_prefix(msg);
     progress(format!(
-        "placing {} MiB over nodes {:?}",
+        "placing {} MiB over nodes {}",
         args.size_mib,
-        pool.nodes()
+        node_list(&pool.nodes())
     ));
     crate::common::budget::check(
         &format!("the benchmark's data (--size-mib {})", args.size_mib),
@@ -177,9 +177,9 @@ pub fn render(r: &PoolBenchReport) -> String {
     ];
     let verdict = if r.ratio >= 0.9 { "meets" } else { "misses" };
     format!(
-        "bench pool: parallel sum of {} of u64 on nodes {:?}, {} workers, {} repetitions each (alternating order)\n\n{}\n\nratio pool/plain (medians): {:.3} ({verdict} the >= 0.90 goal)\ndispatch: {:.0} ns per empty task (median of 5 runs of {} tasks; min {:.0}, max {:.0})\nbroadcast to all workers: {:.1} us (median)",
+        "bench pool: parallel sum of {} of u64 on nodes {}, {} workers, {} repetitions each (alternating order)\n\n{}\n\nratio pool/plain (medians): {:.3} ({verdict} the >= 0.90 goal)\ndispatch: {:.0} ns per empty task (median of 5 runs of {} tasks; min {:.0}, max {:.0})\nbroadcast to all workers: {:.1} us (median)",
         bytes(r.bytes),
-        r.nodes,
+        node_list(&r.nodes),
         r.workers,
         r.reps,
         table(&rows),
@@ -222,4 +222,13 @@ pub struct PoolBenchArgs {
     /// Empty tasks dispatched to measure the per-task cost.
     #[arg(long, default_value_t = 200_000, value_name = "N")]
     pub tasks: usize,
+}
+
+/// Node ids as people write them (`0-3,6`).
+fn node_list(nodes: &[u32]) -> String {
+    nodes
+        .iter()
+        .copied()
+        .collect::<numakit_topology::IdSet>()
+        .to_list_string()
 }

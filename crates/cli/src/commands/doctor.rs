@@ -25,15 +25,11 @@ pub fn checks(topology: Arc<Topology>) -> Report {
 pub fn run(json: bool) -> Result<bool> {
     let topology = Arc::new(numakit_topology::discover()?);
     let report = checks(topology.clone());
-    if json {
-        let out = DoctorOutput {
-            topology: &topology,
-            report: &report,
-        };
-        output::json(&out)?;
-    } else {
-        output::text(render(&report))?;
-    }
+    let out = DoctorOutput {
+        topology: &topology,
+        report: &report,
+    };
+    output::report(json, &out, || render(&report))?;
     Ok(report.ok())
 }
 

@@ -63,17 +63,15 @@ pub fn run(args: &SimulateArgs, json: bool) -> Result<()> {
     if let Some(path) = &args.chart {
         write_charts(path, &reports[0])?;
     }
-    if json {
-        let value = if args.all_presets {
-            serde_json::to_string_pretty(&reports)?
-        } else {
-            serde_json::to_string_pretty(&reports[0])?
-        };
-        output::text(format_args!("{value}"))?;
+    let value = if args.all_presets {
+        serde_json::to_value(&reports)?
     } else {
+        serde_json::to_value(&reports[0])?
+    };
+    output::report(json, &value, || {
         let texts: Vec<String> = reports.iter().map(render_report).collect();
-        output::text(texts.join("\n\n"))?;
-    }
+        texts.join("\n\n")
+    })?;
     Ok(())
 }
 
@@ -92,20 +90,18 @@ fn run_aggregation(topos: &[Topology], args: &SimulateArgs, json: bool) -> Resul
             Ok(aggregation::sweep(t, per, &keys, &AggOptions::default())?)
         })
         .collect::<Result<Vec<AggReport>>>()?;
-    if json {
-        let value = if args.all_presets {
-            serde_json::to_string_pretty(&reports)?
-        } else {
-            serde_json::to_string_pretty(&reports[0])?
-        };
-        output::text(format_args!("{value}"))?;
+    let value = if args.all_presets {
+        serde_json::to_value(&reports)?
     } else {
+        serde_json::to_value(&reports[0])?
+    };
+    output::report(json, &value, || {
         let texts: Vec<String> = reports
             .iter()
             .map(aggregation::render_aggregation)
             .collect();
-        output::text(texts.join("\n\n"))?;
-    }
+        texts.join("\n\n")
+    })?;
     Ok(())
 }
 
@@ -114,14 +110,10 @@ pub fn plan(spec: Option<&str>, threads: Option<usize>, json: bool) -> Result<()
     let topo = machine(spec)?;
     if topo.compute_nodes().len() <= 1 {
         let why = "one node: every schedule reads local memory, so they are equivalent; ring (tight) is the default (`numakit shuffle` measures them here)";
-        if json {
-            let value = serde_json::json!({ "strategy": "ring", "sync": "tight", "why": why });
-            output::json(&value)?;
-        } else {
-            output::text(format_args!(
-                "recommended shuffle on this machine: ring (tight)\n{why}"
-            ))?;
-        }
+        let value = serde_json::json!({ "strategy": "ring", "sync": "tight", "why": why });
+        output::report(json, &value, || {
+            format!("recommended shuffle on this machine: ring (tight)\n{why}")
+        })?;
         return Ok(());
     }
     let plan = sim_plan(

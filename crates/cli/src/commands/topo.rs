@@ -26,23 +26,21 @@ fn list_presets(json: bool) -> Result<()> {
         .into_iter()
         .map(presets::description)
         .collect::<Result<Vec<_>, _>>()?;
-    if json {
-        output::json(&descriptions)?;
-        return Ok(());
-    }
-    let mut rows = vec![vec![
-        "preset".to_string(),
-        "nodes".into(),
-        "description".into(),
-    ]];
-    for d in &descriptions {
-        rows.push(vec![
-            d.name.clone(),
-            d.nodes.len().to_string(),
-            d.description.clone(),
-        ]);
-    }
-    output::text(table(&rows))?;
+    output::report(json, &descriptions, || {
+        let mut rows = vec![vec![
+            "preset".to_string(),
+            "nodes".into(),
+            "description".into(),
+        ]];
+        for d in &descriptions {
+            rows.push(vec![
+                d.name.clone(),
+                d.nodes.len().to_string(),
+                d.description.clone(),
+            ]);
+        }
+        table(&rows)
+    })?;
     Ok(())
 }
 

@@ -40,7 +40,9 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<()> {
     text(rendered)
 }
 
-/// Writes `value` as JSON when `json`, else the text `render` gives.
+/// Writes `value` as JSON when `json`, else the text `render` gives,
+/// ended by exactly one newline. Every command's result goes out through
+/// here.
 pub fn report<T: Serialize + ?Sized>(
     json_wanted: bool,
     value: &T,
@@ -49,7 +51,21 @@ pub fn report<T: Serialize + ?Sized>(
     if json_wanted {
         json(value)
     } else {
-        text(render())
+        text(render().trim_end_matches('\n'))
+    }
+}
+
+/// [`report`] with a text rendering that can fail (it reads the result
+/// to show its first rows, say); in JSON mode it is never called.
+pub fn report_with<T: Serialize + ?Sized>(
+    json_wanted: bool,
+    value: &T,
+    render: impl FnOnce() -> Result<String>,
+) -> Result<()> {
+    if json_wanted {
+        json(value)
+    } else {
+        text(render()?.trim_end_matches('\n'))
     }
 }
 

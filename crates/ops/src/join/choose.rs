@@ -35,23 +35,34 @@ pub fn recommend(pool: &Pool, left_rows: usize, right_rows: usize) -> (JoinAlgor
         .saturating_mul(TUPLE_BYTES);
     let fresh = partitions.saturating_sub(recycle::cached_bytes(pool));
     if fresh > COLD_PARTITION_LIMIT_BYTES {
-        let gib = fresh as f64 / (1u64 << 30) as f64;
         return (
             JoinAlgorithm::NoPartition,
             format!(
-                "npo: a radix join would first touch {gib:.1} GiB of fresh memory for its partitions (about 1 s per GiB in page faults here); the no-partition join touches only its hash table"
+                "npo: a radix join would first touch {} of fresh memory for its partitions (about 1 s per GiB in page faults where we measured); the no-partition join touches only its hash table",
+                gib(fresh)
             ),
         );
     }
     let nodes = pool.nodes().len();
+    let memory = format!(
+        "its partitions take {} ({} of it already mapped and reused here), below the {} of fresh memory where page faults make a cold radix join lose",
+        gib(partitions),
+        gib(partitions - fresh),
+        gib(COLD_PARTITION_LIMIT_BYTES)
+    );
     let why = if nodes > 1 {
         format!(
-            "cprl: node-local partitioning (no remote writes on {nodes} nodes), then one cache-sized partition join per task at its home node"
+            "cprl: node-local partitioning (no remote writes on {nodes} nodes), then one cache-sized partition join per task at its home node; {memory}"
         )
     } else {
-        "cprl: cache-sized partitions without a global histogram; measured fastest at every size here once its memory is in place".to_string()
+        format!("cprl: cache-sized partitions without a global histogram; {memory}")
     };
     (JoinAlgorithm::RadixCprl, why)
+}
+
+/// Bytes as GiB with one decimal (`2.0 GiB`).
+fn gib(bytes: usize) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 #[cfg(test)]
@@ -65,6 +76,12 @@ mod tests {
         let (a, why) = recommend(&pool, 2_000_000, 32_000_000);
         assert_eq!(a, JoinAlgorithm::RadixCprl);
         assert!(why.starts_with("cprl"));
+        assert!(
+            why.contains("0.5 GiB"),
+            "the partitions' size, from this input: {why}"
+        );
+        let (_, bigger) = recommend(&pool, 4_000_000, 64_000_000);
+        assert_ne!(why, bigger, "the reason follows the input");
         let (a, why) = recommend(&pool, 16_000_000, 256_000_000);
         assert_eq!(a, JoinAlgorithm::NoPartition, "{why}");
         assert!(why.contains("GiB"));

@@ -322,17 +322,18 @@ fn child_args(
 }
 
 fn report(points: &[RunPoint], json: bool) -> Result<()> {
-    if json {
-        if let [one] = points {
-            output::json(&one.last)?;
-        } else {
-            output::json(points)?;
-        }
-        return Ok(());
-    }
+    let value = match points {
+        [one] => serde_json::to_value(&one.last)?,
+        many => serde_json::to_value(many)?,
+    };
+    output::report(json, &value, || points_text(points))
+}
+
+/// The points as text: the one run's report, or a table of the points
+/// and the last run in detail.
+fn points_text(points: &[RunPoint]) -> String {
     if let [one] = points {
-        output::text(render_sink(&one.last))?;
-        return Ok(());
+        return render_sink(&one.last);
     }
     let mut rows = vec![[
         "processes",
@@ -354,14 +355,14 @@ fn report(points: &[RunPoint], json: bool) -> Result<()> {
             q.speedup.map_or("-".into(), |s| format!("{s:.2}x")),
         ]);
     }
-    output::text(table(&rows))?;
+    let mut text = table(&rows);
     if let Some(last) = points.last() {
-        output::text(format_args!(
-            "\nthe last run in detail:\n{}",
+        text.push_str(&format!(
+            "\n\nthe last run in detail:\n{}",
             render_sink(&last.last)
-        ))?;
+        ));
     }
-    Ok(())
+    text
 }
 
 fn write_chart(path: &Path, points: &[RunPoint]) -> Result<()> {

@@ -66,17 +66,9 @@ fn join(args: &ClusterJoinArgs, mode: PlacementMode, json: bool, quiet: bool) ->
     );
     let (me, _) = launch::process_index(args.process, addresses.len(), |v| std::env::var(v).ok())?;
     let out = one_process(args, &addresses, me, mode, quiet)?;
-    if json {
-        let text = match &out.sink {
-            Some(sink) => serde_json::to_string_pretty(sink)?,
-            None => serde_json::to_string_pretty(&out.own)?,
-        };
-        output::text(format_args!("{text}"))?;
-    } else {
-        match &out.sink {
-            Some(sink) => output::text(render_sink(sink))?,
-            None => output::text(render_process(&out.own, addresses.len()))?,
-        }
+    match &out.sink {
+        Some(sink) => output::report(json, sink, || render_sink(sink))?,
+        None => output::report(json, &out.own, || render_process(&out.own, addresses.len()))?,
     }
     if let Some(sink) = &out.sink {
         ensure!(

@@ -67,7 +67,10 @@ impl SinkOutput {
         let distribution = if spec.predicate.is_equi() {
             "hash distribution (all-to-all personalized)".to_string()
         } else {
-            format!("broadcast of {:?} (all-to-all broadcast)", spec.broadcast).to_lowercase()
+            format!(
+                "broadcast of {} (all-to-all broadcast)",
+                crate::render::format::name_of(&spec.broadcast)
+            )
         };
         Self {
             processes,

@@ -99,7 +99,8 @@ pub struct MrCommon {
     pub verify: bool,
 
     /// Speedup from 1 thread to all, with the time of split, map, reduce
-    /// and merge at each thread count (Phoenix Figure 10).
+    /// and merge at each thread count (the phases Phoenix times; not
+    /// Phoenix's Figure 10, which splits time into user, system and idle).
     #[arg(long)]
     pub sweep: bool,
 

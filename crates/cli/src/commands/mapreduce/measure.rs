@@ -180,14 +180,15 @@ fn check_verified(reports: &[AppReport]) -> Result<()> {
 
 /// Prints the reports: JSON (one object, or a sweep), or tables.
 fn print_reports(reports: &[AppReport], json_out: bool, top: usize) -> Result<()> {
-    if json_out {
-        let value = match reports {
-            [one] => serde_json::to_value(one)?,
-            many => json!({"app": many[0].app, "sweep": many}),
-        };
-        output::json(&value)?;
-        return Ok(());
-    }
+    let value = match reports {
+        [one] => serde_json::to_value(one)?,
+        many => json!({"app": many[0].app, "sweep": many}),
+    };
+    output::report_with(json_out, &value, || reports_text(reports, top))
+}
+
+/// The reports as text: what ran, a row per thread count, the summary.
+fn reports_text(reports: &[AppReport], top: usize) -> Result<String> {
     let base = reports.first().map_or(f64::NAN, |r| r.seconds.median);
     let mut rows = vec![[
         "threads",
@@ -224,15 +225,14 @@ fn print_reports(reports: &[AppReport], json_out: bool, top: usize) -> Result<()
         ]);
     }
     let last = reports.last().context("no report")?;
-    output::text(format_args!(
-        "{} on {} of input ({} repetition(s))",
+    Ok(format!(
+        "{} on {} of input ({} repetition(s))\n{}\n{}",
         last.app,
         bytes(last.input_bytes as u64),
-        last.times.len()
-    ))?;
-    output::text(table(&rows))?;
-    output::text(summary_line(last, top))?;
-    Ok(())
+        last.times.len(),
+        table(&rows),
+        summary_line(last, top)
+    ))
 }
 
 /// A summary's scalar fields as `name value` text (`pixels 30000, ...`);

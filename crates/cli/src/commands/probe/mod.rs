@@ -128,25 +128,27 @@ fn matrices(placer: &Placer, args: &MatrixArgs, json: bool, spinner: &Spinner) -
     if let Some(path) = &args.save {
         save(placer, &report, path, args.name.as_deref())?;
     }
-    if json {
-        let value = serde_json::json!({
-            "report": report,
-            "placement_verified": report.placement_verified(),
-            "chart": args.chart,
-            "saved": args.save,
-        });
-        output::json(&value)?;
-    } else {
-        output::raw(&render::matrix_text(&report, args.full))?;
+    let value = serde_json::json!({
+        "report": report,
+        "placement_verified": report.placement_verified(),
+        "chart": args.chart,
+        "saved": args.save,
+    });
+    output::report(json, &value, || {
+        let mut text = render::matrix_text(&report, args.full)
+            .trim_end_matches('\n')
+            .to_string();
         if let Some(path) = &args.chart {
-            output::text(format_args!("heat maps: {}", path.display()))?;
+            text.push_str(&format!("\nheat maps: {}", path.display()));
         }
         if let Some(path) = &args.save {
-            output::text(format_args!("saved the measured machine to {0} (numakit simulate --machine {0}; numakit shuffle --plan --machine {0})",
-                path.display()))?;
+            text.push_str(&format!(
+                "\nsaved the measured machine to {0} (numakit simulate --machine {0}; numakit shuffle --plan --machine {0})",
+                path.display()
+            ));
         }
-    }
-    Ok(())
+        text
+    })
 }
 
 /// Writes the measured machine as a description, whole or not at all.
@@ -196,12 +198,9 @@ fn experiments(
     }
     let report = kiefer::run(placer, which, &options, spinner)?;
     spinner.finish();
-    if json {
-        let value = serde_json::json!({ "report": report, "placement_verified": report.placement_verified() });
-        output::json(&value)?;
-    } else {
-        output::raw(&render::kiefer_text(&report))?;
-    }
+    let value =
+        serde_json::json!({ "report": report, "placement_verified": report.placement_verified() });
+    output::report(json, &value, || render::kiefer_text(&report))?;
     Ok(())
 }
 
@@ -240,10 +239,6 @@ fn compare_strategies(
         "the strategies computed different results: {:?}",
         report.outcomes
     );
-    if json {
-        output::json(&report)?;
-    } else {
-        output::raw(&render::strategies_text(&report))?;
-    }
+    output::report(json, &report, || render::strategies_text(&report))?;
     Ok(())
 }

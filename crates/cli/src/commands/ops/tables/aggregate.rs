@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::Result;
 use numakit_frame::aggregate::{aggregate_input, Aggregate, AggregateReport, AggregateRequest};
 use numakit_frame::load::LoadStats;
+use numakit_frame::Table;
 use numakit_ops::aggregate::AggMethod;
 use numakit_pool::Pool;
 use serde::Serialize;
@@ -102,36 +103,43 @@ pub fn run(pool: &Pool, path: &Path, args: &AggregateArgs, json: bool, quiet: bo
         aggregate: last,
         verified: outcome.verified,
     };
-    if json {
-        output::json(&report)?;
-        return Ok(());
-    }
+    output::report_with(json, &report, || {
+        text(&report, &request, args, path, &outcome.table)
+    })
+}
+
+/// The group-by's report as text, with the first groups or where they
+/// went.
+fn text(
+    report: &FileAggregateReport,
+    request: &AggregateRequest,
+    args: &AggregateArgs,
+    path: &Path,
+    table: &Table,
+) -> Result<String> {
     let a = &report.aggregate;
-    output::text(format_args!(
-        "group-by of {} by {}: {} groups\nkeys: {}; {} ({:?} path): {}\n{}\n{}",
+    let mut text = format!(
+        "group-by of {} by {}: {} groups\nkeys: {}; {} ({} path): {}\n{}\n{}",
         describe_load(&report.input, &path.display().to_string()),
         request.keys.join(", "),
         report.rows,
         a.key_encoding.describe(),
         a.method.name(),
-        a.path,
+        crate::render::format::name_of(&a.path),
         a.reason,
         phases_line(&[("input", &report.input)], &a.phases),
         report.figures.line()
-    ))?;
+    );
     if report.verified {
-        output::text(format_args!("verified against the sequential reference"))?;
+        text.push_str("\nverified against the sequential reference");
     }
     match &args.common.out {
-        None => output::text(format_args!(
-            "\n{}",
-            head(&outcome.table, args.common.show)?
-        ))?,
-        Some(out) => output::text(format_args!(
-            "\n{} groups written to {}",
+        None => text.push_str(&format!("\n\n{}", head(table, args.common.show)?)),
+        Some(out) => text.push_str(&format!(
+            "\n\n{} groups written to {}",
             report.rows,
             out.display()
-        ))?,
+        )),
     }
-    Ok(())
+    Ok(text)
 }

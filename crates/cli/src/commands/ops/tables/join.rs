@@ -131,29 +131,22 @@ pub fn run(
         join: last,
         verified,
     };
-    if json {
-        output::json(&report)?;
-        return Ok(());
-    }
-    output::text(render(&report, &request, (left, right)))?;
-    match (&table, &args.common.out) {
-        (Some(t), None) => output::text(format_args!("\n{}", head(t, args.common.show)?))?,
-        (None, Some(path)) if !request.count_only => output::text(format_args!(
-            "\n{} rows written to {}",
-            report.rows,
-            path.display()
-        ))?,
-        (Some(_), Some(path)) => output::text(format_args!(
-            "\n{} rows written to {}",
-            report.rows,
-            path.display()
-        ))?,
-        (None, _) => output::text(format_args!(
-            "\n{} rows (counted, not materialised)",
-            report.rows
-        ))?,
-    }
-    Ok(())
+    output::report_with(json, &report, || {
+        let outcome = match (&table, &args.common.out) {
+            (Some(t), None) => head(t, args.common.show)?,
+            (None, Some(path)) if !request.count_only => {
+                format!("{} rows written to {}", report.rows, path.display())
+            }
+            (Some(_), Some(path)) => {
+                format!("{} rows written to {}", report.rows, path.display())
+            }
+            (None, _) => format!("{} rows (counted, not materialised)", report.rows),
+        };
+        Ok(format!(
+            "{}\n\n{outcome}",
+            render(&report, &request, (left, right))
+        ))
+    })
 }
 
 fn render(r: &FileJoinReport, request: &JoinRequest, (left, right): (&Path, &Path)) -> String {

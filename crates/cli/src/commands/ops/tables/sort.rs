@@ -8,6 +8,7 @@ use anyhow::Result;
 use numakit_frame::load::LoadStats;
 use numakit_frame::sink::{FileSink, ResultSink};
 use numakit_frame::sort::{sort_input_into, InputOrder, SortColumn, SortReport, SortRequest};
+use numakit_frame::Table;
 use numakit_pool::Pool;
 use serde::Serialize;
 
@@ -120,10 +121,19 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
         sort: last,
         verified: outcome.verified,
     };
-    if json {
-        output::json(&report)?;
-        return Ok(());
-    }
+    output::report_with(json, &report, || {
+        text(&report, &request, args, path, outcome.table.as_ref())
+    })
+}
+
+/// The sort's report as text, with the first rows or where they went.
+fn text(
+    report: &FileSortReport,
+    request: &SortRequest,
+    args: &SortArgs,
+    path: &Path,
+    table: Option<&Table>,
+) -> Result<String> {
     let order = match report.sort.input_order {
         InputOrder::Sorted => "the input was already in order: not sorted again",
         InputOrder::Reversed => "the input was in reverse order: reversed, not sorted",
@@ -134,7 +144,7 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
         .iter()
         .map(|c| format!("{}{}", c.name, if c.descending { " desc" } else { "" }))
         .collect();
-    output::text(format_args!(
+    let mut text = format!(
         "sort of {} by {} (nulls {}): {}\nkeys: {}\n{}\n{}",
         describe_load(&report.input, &path.display().to_string()),
         keys.join(", "),
@@ -147,18 +157,18 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
         report.sort.key_encoding.describe(),
         phases_line(&[("input", &report.input)], &report.sort.phases),
         report.figures.line()
-    ))?;
+    );
     if report.verified {
-        output::text(format_args!("verified against the sequential reference"))?;
+        text.push_str("\nverified against the sequential reference");
     }
-    match (&outcome.table, &args.common.out) {
-        (_, Some(out)) => output::text(format_args!(
-            "\n{} rows written to {}",
+    match (table, &args.common.out) {
+        (_, Some(out)) => text.push_str(&format!(
+            "\n\n{} rows written to {}",
             report.rows,
             out.display()
-        ))?,
-        (Some(table), None) => output::text(format_args!("\n{}", head(table, args.common.show)?))?,
+        )),
+        (Some(table), None) => text.push_str(&format!("\n\n{}", head(table, args.common.show)?)),
         (None, None) => {}
     }
-    Ok(())
+    Ok(text)
 }
