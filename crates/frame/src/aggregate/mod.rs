@@ -375,20 +375,14 @@ pub fn aggregate_input(
     let (table, stats) = input.columns(pool, &plan.read, &request.memory_limit)?;
     options.check_verify_size(table.rows())?;
     let mut runs: Vec<AggregateReport> = Vec::new();
-    let mut result = None;
+    let mut result: Option<Table> = None;
     for _ in 0..options.reps.max(1) {
-        drop(result.take());
         let (report, groups) = run(pool, &table, request, progress)?;
-        if let Some(first) = runs.first() {
-            if first.groups != report.groups {
-                return Err(FrameError::InvalidRequest(format!(
-                    "the group-by found {} groups, an earlier repetition {}",
-                    report.groups, first.groups
-                )));
-            }
+        match &result {
+            None => result = Some(groups),
+            Some(first) => crate::reference::check_repetition(first, &groups, "group-by", false)?,
         }
         runs.push(report);
-        result = Some(groups);
     }
     let result = result.ok_or_else(|| FrameError::InvalidRequest("nothing ran".into()))?;
     if options.verify {
@@ -582,9 +576,8 @@ fn stream_input(
     });
     let slots = slots(&empty, plan, request, &[], &kernels);
     let mut runs = Vec::new();
-    let mut result = None;
+    let mut result: Option<Table> = None;
     for _ in 0..options.reps.max(1) {
-        drop(result.take());
         let started = Instant::now();
         let mut timer = PhaseTimer::new(progress);
         timer.start("read and aggregate");
@@ -615,7 +608,10 @@ fn stream_input(
             phases,
             seconds: started.elapsed().as_secs_f64(),
         });
-        result = Some(table);
+        match &result {
+            None => result = Some(table),
+            Some(first) => crate::reference::check_repetition(first, &table, "group-by", false)?,
+        }
     }
     let table = result.ok_or_else(|| FrameError::InvalidRequest("nothing ran".into()))?;
     Ok(Some(AggregateOutcome {

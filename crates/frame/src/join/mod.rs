@@ -279,9 +279,8 @@ fn repeat(
     progress: &dyn Progress,
 ) -> Result<(Vec<JoinReport>, Option<Table>)> {
     let mut runs: Vec<JoinReport> = Vec::new();
-    let mut table = None;
+    let mut table: Option<Table> = None;
     for _ in 0..options.reps.max(1) {
-        drop(table.take());
         let (report, result) = run(pool, ltable, rtable, request, progress)?;
         if let Some(first) = runs.first() {
             if first.rows != report.rows {
@@ -292,7 +291,13 @@ fn repeat(
             }
         }
         runs.push(report);
-        table = result;
+        match (&table, result) {
+            (None, result) => table = result,
+            (Some(first), Some(again)) => {
+                crate::reference::check_repetition(first, &again, "join", false)?
+            }
+            (Some(_), None) => {}
+        }
     }
     Ok((runs, table))
 }

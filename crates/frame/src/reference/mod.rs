@@ -204,6 +204,40 @@ pub fn same_rows(mut got: Vec<Row>, mut want: Vec<Row>) -> std::result::Result<(
     Ok(())
 }
 
+/// Checks that a repetition of an operator gave the first repetition's
+/// result: the same rows (floats within 1e-9 relative, as sums in another
+/// order may round differently), in the same order when `ordered` (a
+/// sort), else as a multiset.
+pub fn check_repetition(first: &Table, again: &Table, what: &str, ordered: bool) -> Result<()> {
+    let (first, again) = (all_rows(first)?, all_rows(again)?);
+    let differs = if ordered {
+        match first
+            .iter()
+            .zip(&again)
+            .position(|(a, b)| a.len() != b.len() || !a.iter().zip(b).all(|(x, y)| close(x, y)))
+        {
+            _ if first.len() != again.len() => Some(format!(
+                "{} rows, the first repetition had {}",
+                again.len(),
+                first.len()
+            )),
+            Some(i) => Some(format!(
+                "row {i} is {:?} where the first repetition had {:?}",
+                again[i], first[i]
+            )),
+            None => None,
+        }
+    } else {
+        same_rows(again, first).err()
+    };
+    match differs {
+        Some(why) => Err(FrameError::InvalidRequest(format!(
+            "a repetition of the {what} gave a different result from the first: {why}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn wrong(what: &str, why: String) -> FrameError {
     FrameError::InvalidRequest(format!("wrong {what} result: {why}"))
 }
@@ -318,6 +352,37 @@ pub fn check_sort(input: &Table, request: &SortRequest, result: &Table) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ints(values: &[i64], floats: &[f64]) -> Table {
+        use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
+        use arrow_schema::{DataType, Field, Schema};
+        let schema = std::sync::Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("v", DataType::Float64, true),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            std::sync::Arc::new(Int64Array::from(values.to_vec())),
+            std::sync::Arc::new(Float64Array::from(floats.to_vec())),
+        ];
+        let batch = RecordBatch::try_new(schema.clone(), columns).expect("batch");
+        Table::from_batches("t", schema, vec![batch], 1).expect("table")
+    }
+
+    #[test]
+    fn a_repetition_must_give_the_first_result() {
+        let first = ints(&[1, 2, 3], &[0.5, 1.0, 1.5]);
+        let shuffled = ints(&[3, 1, 2], &[1.5, 0.5, 1.0]);
+        let rounded = ints(&[1, 2, 3], &[0.5, 1.0, 1.5 + 1e-13]);
+        let other = ints(&[1, 2, 4], &[0.5, 1.0, 1.5]);
+        let shorter = ints(&[1, 2], &[0.5, 1.0]);
+        assert!(check_repetition(&first, &shuffled, "group-by", false).is_ok());
+        assert!(check_repetition(&first, &rounded, "group-by", false).is_ok());
+        assert!(check_repetition(&first, &other, "group-by", false).is_err());
+        assert!(check_repetition(&first, &shorter, "join", false).is_err());
+        let err = check_repetition(&first, &shuffled, "sort", true).expect_err("order counts");
+        assert!(err.to_string().contains("row 0"), "{err}");
+        assert!(check_repetition(&first, &shorter, "sort", true).is_err());
+    }
 
     fn row(values: &[i64]) -> Row {
         values.iter().map(|&v| Value::int(v.into())).collect()

@@ -373,12 +373,14 @@ pub fn sort_input_into(
         });
     }
     let mut runs = Vec::new();
-    let mut result = None;
+    let mut result: Option<Table> = None;
     for _ in 0..options.reps.max(1) {
-        drop(result.take());
         let (report, sorted) = run(pool, &table, &request, progress)?;
         runs.push(report);
-        result = Some(sorted);
+        match &result {
+            None => result = Some(sorted),
+            Some(first) => crate::reference::check_repetition(first, &sorted, "sort", true)?,
+        }
     }
     let result = result.ok_or_else(|| FrameError::InvalidRequest("nothing ran".into()))?;
     if options.verify {

@@ -21,6 +21,7 @@ pub mod sink;
 #[cfg(test)]
 mod test_cases;
 
+use crate::hash::hash64;
 use serde::Serialize;
 
 use numakit_pool::Pool;
@@ -131,15 +132,6 @@ pub struct JoinRow {
     pub right: Option<u64>,
 }
 
-/// splitmix64's finalizer: a bijection of u64 that spreads every input
-/// bit over the output.
-#[inline]
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 impl JoinRow {
     /// The row's contribution to [`JoinResult::checksum`]: a hash of the
     /// whole row (key, left payload, right payload or its absence), so
@@ -150,8 +142,8 @@ impl JoinRow {
     pub fn checksum(&self) -> u64 {
         let right = self
             .right
-            .map_or(0x5bd1_e995_0000_0001, |r| mix64(r ^ 0xa076_1d64_78bd_642f));
-        mix64(mix64(self.key.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ self.left) ^ right)
+            .map_or(0x5bd1_e995_0000_0001, |r| hash64(r ^ 0xa076_1d64_78bd_642f));
+        hash64(hash64(self.key.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ self.left) ^ right)
     }
 }
 

@@ -132,6 +132,25 @@ impl Sorted {
         })
     }
 
+    /// What two runs of one sort must share: the keys in their order
+    /// (hashed as a chain) and the rows as a multiset (a sum of row
+    /// hashes; rows of equal keys may come in either order).
+    fn fingerprint(&self) -> (u64, u64) {
+        use numakit_ops::hash::hash64;
+        let order = self.keys().fold(0u64, |h, key| hash64(h ^ key));
+        let rows = match self {
+            Sorted::Tuples(rel) => rel
+                .chunks()
+                .iter()
+                .flat_map(|c| c.tuples.iter())
+                .fold(0u64, |s, t| {
+                    s.wrapping_add(hash64(t.key ^ hash64(t.payload)))
+                }),
+            Sorted::Keys(_) => 0,
+        };
+        (order, rows)
+    }
+
     /// The payloads, chunk after chunk (none for keys alone).
     fn payloads(&self) -> Vec<u64> {
         match self {
@@ -213,6 +232,7 @@ pub fn run(args: &SortArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
     let mut times = Vec::new();
     let mut phases = Vec::new();
     let mut sorted = None;
+    let mut first = None;
     for rep in 0..args.common.reps {
         spinner.set_prefix(format!("sort, rep {}", rep + 1));
         // The previous output's memory goes back to the buffer cache
@@ -221,6 +241,12 @@ pub fn run(args: &SortArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         let (p, out) = sort_once(&pool, &input.data, &spinner)?;
         times.push(numakit_ops::timing::total_seconds(&p));
         phases.push(p);
+        let print = out.fingerprint();
+        ensure!(
+            *first.get_or_insert(print) == print,
+            "repetition {} of the sort gave a different result from the first",
+            rep + 1
+        );
         sorted = Some(out);
     }
     spinner.finish();
