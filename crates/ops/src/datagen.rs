@@ -57,6 +57,14 @@ pub enum KeyDist {
     },
     /// The keys `1..=rows` in row order (`sequential`).
     Sequential,
+    /// Keys drawn uniformly from `groups` distinct random 64-bit values
+    /// spread over the whole range (`sparse:GROUPS`): the shape of real
+    /// group-by keys, which no direct-indexed array can hold, where
+    /// `uniform:MAX` gives the dense keys `1..=MAX`.
+    Sparse {
+        /// Number of distinct keys, at least 1.
+        groups: u64,
+    },
 }
 
 impl KeyDist {
@@ -66,7 +74,7 @@ impl KeyDist {
     pub fn parse(spec: &str, rows: u64) -> Result<Self> {
         let bad = || {
             OpsError::InvalidArgument(format!(
-                "bad key distribution `{spec}` (uniform:MAX, dense, fk:BUILD_ROWS, zipf:S[:DISTINCT], sequential)"
+                "bad key distribution `{spec}` (uniform:MAX, sparse:GROUPS, dense, fk:BUILD_ROWS, zipf:S[:DISTINCT], sequential)"
             ))
         };
         let parts: Vec<&str> = spec.split(':').collect();
@@ -75,6 +83,7 @@ impl KeyDist {
             ["uniform", max] => KeyDist::Uniform { max: num(max)? },
             ["dense"] => KeyDist::Dense,
             ["sequential"] => KeyDist::Sequential,
+            ["sparse", g] => KeyDist::Sparse { groups: num(g)? },
             ["fk", n] => KeyDist::ForeignKey {
                 build_rows: num(n)?,
             },
@@ -96,6 +105,7 @@ impl KeyDist {
         match *self {
             KeyDist::Uniform { max: 0 } => bad("uniform:MAX needs MAX >= 1"),
             KeyDist::ForeignKey { build_rows: 0 } => bad("fk:BUILD_ROWS needs BUILD_ROWS >= 1"),
+            KeyDist::Sparse { groups: 0 } => bad("sparse:GROUPS needs GROUPS >= 1"),
             KeyDist::Zipf { distinct: 0, .. } => bad("zipf needs at least one distinct key"),
             KeyDist::Zipf { exponent, .. } if !(exponent >= 0.0 && exponent.is_finite()) => {
                 bad("the zipf exponent must be a finite number >= 0")
@@ -114,6 +124,13 @@ pub struct GenSpec {
     pub keys: KeyDist,
     /// Seed of the generator: the same seed gives the same relation.
     pub seed: u64,
+}
+
+/// The `n`-th key of [`KeyDist::Sparse`]: a bijection of `n`, so `G`
+/// values of `n` give `G` distinct keys, spread over the 64-bit range.
+#[inline]
+pub fn sparse_key(n: u64) -> u64 {
+    splitmix64(n ^ 0x5DEE_CE66_D1CE_4E5B)
 }
 
 /// SplitMix64: a fast, well-mixed function of one 64-bit word.
@@ -206,6 +223,10 @@ pub fn generate_rows(pool: &Pool, spec: &GenSpec, rows: std::ops::Range<u64>) ->
             let i = first + j as u64;
             Tuple::new(i + 1, i)
         }),
+        KeyDist::Sparse { groups } => Relation::from_fn(pool, len, |j| {
+            let i = first + j as u64;
+            Tuple::new(sparse_key(splitmix64(seed ^ i) % groups), i)
+        }),
         KeyDist::Zipf { distinct, exponent } => {
             let zipf = Zipf::new(distinct as f64, exponent)
                 .map_err(|e| OpsError::InvalidArgument(format!("zipf: {e}")))?;
@@ -238,6 +259,7 @@ mod tests {
                 exponent: 1.2,
             },
             KeyDist::Sequential,
+            KeyDist::Sparse { groups: 40 },
         ];
         for keys in dists {
             let spec = GenSpec {
@@ -343,5 +365,24 @@ mod tests {
             KeyDist::parse("fk:16_000", 1).unwrap(),
             KeyDist::ForeignKey { build_rows: 16000 }
         );
+    }
+
+    #[test]
+    fn sparse_keys_are_that_many_distinct_values_over_the_whole_range() {
+        let pool = pool(2);
+        let spec = GenSpec {
+            rows: 50_000,
+            keys: KeyDist::parse("sparse:1000", 0).expect("grammar"),
+            seed: 5,
+        };
+        let rel = generate(&pool, &spec).expect("generated");
+        let keys: HashSet<u64> = rel.to_vec().iter().map(|t| t.key).collect();
+        assert_eq!(keys.len(), 1000, "every one of the groups drawn");
+        assert!(keys.iter().any(|&k| k > u64::MAX / 2), "high keys too");
+        assert!(
+            keys.iter().all(|&k| k > 1 << 20),
+            "none small enough for an array"
+        );
+        assert!(KeyDist::parse("sparse:0", 0).is_err());
     }
 }

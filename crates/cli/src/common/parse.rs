@@ -10,6 +10,10 @@ use numakit_topology::IdSet;
 /// The most repetitions a command runs (each keeps its timings).
 pub const MAX_REPS: usize = 10_000;
 
+/// Repetitions a sweep takes when `--reps` is not given: the median of
+/// three, so that one slow run does not make a speedup.
+pub const SWEEP_REPS: usize = 3;
+
 /// A row count: digits with optional `_` separators and a K/M/G suffix
 /// (powers of 1000).
 pub fn count(text: &str) -> Result<u64, String> {

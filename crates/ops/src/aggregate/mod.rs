@@ -207,6 +207,32 @@ pub struct AggResult {
     pub phases: Vec<PhaseTime>,
     /// State movement of the exchange-driven methods (None for others).
     pub state_moves: Option<StateMoves>,
+    /// How the tables found each key's group: a hash table (always for
+    /// Li's exchange-driven methods) or, on dense keys, a direct-indexed
+    /// array (the fast path of `Local` and `Partitioned`).
+    pub tables: TableLayout,
+}
+
+/// How a group-by's tables found each key's group, as reports name it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableLayout {
+    /// Hash tables: the general case, any keys.
+    #[default]
+    HashTable,
+    /// Direct-indexed arrays over a dense key range (keys outside the range,
+    /// if any, in a hash table beside it): the fast path for dense keys.
+    Array,
+}
+
+impl TableLayout {
+    /// The name reports print (`hash table`, `array`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TableLayout::HashTable => "hash table",
+            TableLayout::Array => "array",
+        }
+    }
 }
 
 impl AggResult {
@@ -220,6 +246,26 @@ impl AggResult {
         let mut all: Vec<Group> = self.groups.iter().flatten().copied().collect();
         all.sort_unstable_by_key(|g| g.key);
         all
+    }
+
+    /// A hash of the whole result (every group's key, count, sum, min and
+    /// max) that does not depend on the order of the groups or of the
+    /// workers' outputs: two runs agree when their fingerprints do (up to
+    /// a 2^-64 chance).
+    pub fn fingerprint(&self) -> u64 {
+        self.groups.iter().flatten().fold(0u64, |acc, g| {
+            let fields = [
+                g.count,
+                g.sum as u64,
+                (g.sum >> 64) as u64,
+                g.min as u64,
+                g.max as u64,
+            ];
+            let row = fields.iter().fold(crate::hash::hash64(g.key), |h, &f| {
+                crate::hash::hash64(h ^ f)
+            });
+            acc.wrapping_add(row)
+        })
     }
 }
 
@@ -310,7 +356,12 @@ pub fn aggregate(
             ))
         }
     };
+    let tables = match plan.keys {
+        choose::KeyLayout::Dense(_) => TableLayout::Array,
+        choose::KeyLayout::Hashed => TableLayout::HashTable,
+    };
     Ok(AggResult {
+        tables,
         groups,
         method: Some(plan.method),
         reason: plan.reason,

@@ -266,3 +266,45 @@ fn a_relation_of_another_pool_is_refused() {
         assert!(aggregate(&two, &input, &opts, &Silent).is_err());
     }
 }
+
+#[test]
+fn every_method_gives_one_fingerprint_and_a_changed_group_another() {
+    let data: Vec<Tuple> = uniform(20_000, 500, 11);
+    let prints: Vec<u64> = AggMethod::ALL
+        .into_iter()
+        .map(|method| check(method, 2, "uniform 500", &data).fingerprint())
+        .collect();
+    assert!(prints.windows(2).all(|w| w[0] == w[1]), "{prints:?}");
+    let mut changed = check(AggMethod::Local, 2, "uniform 500", &data);
+    let group = changed.groups.iter_mut().flatten().next().expect("a group");
+    group.max += 1;
+    assert_ne!(changed.fingerprint(), prints[0]);
+}
+
+#[test]
+fn the_result_names_the_table_layout_that_ran() {
+    let dense: Vec<Tuple> = uniform(20_000, 500, 11);
+    let sparse: Vec<Tuple> = dense
+        .iter()
+        .map(|t| Tuple::new(splitmix64(t.key), t.payload))
+        .collect();
+    assert_eq!(
+        check(AggMethod::Local, 2, "dense", &dense).tables,
+        TableLayout::Array
+    );
+    assert_eq!(
+        check(AggMethod::Local, 2, "sparse", &sparse).tables,
+        TableLayout::HashTable
+    );
+    for method in [
+        AggMethod::Shuffle,
+        AggMethod::Migration,
+        AggMethod::MigrationCopy,
+    ] {
+        assert_eq!(
+            check(method, 2, "dense", &dense).tables,
+            TableLayout::HashTable,
+            "{method:?}"
+        );
+    }
+}

@@ -167,11 +167,15 @@ pub struct AggregateArgs {
     #[arg(long, default_value = "16000000", value_name = "N", value_parser = crate::common::parse::count)]
     pub rows: u64,
 
-    /// Generated input: distinct keys (uniform), unless --keys says otherwise.
+    /// Generated input: distinct keys, random 64-bit values drawn uniformly
+    /// (`--keys sparse:N`: hash tables, the general case), unless --keys
+    /// says otherwise (`uniform:N` gives the dense keys 1..N, which take
+    /// the direct-indexed array fast path).
     #[arg(long, default_value = "65536", value_name = "N", value_parser = crate::common::parse::count)]
     pub groups: u64,
 
-    /// Generated keys: uniform:MAX, zipf:S\[:DISTINCT\], dense, sequential.
+    /// Generated keys: sparse:GROUPS (random 64-bit keys), uniform:MAX
+    /// (dense 1..MAX), zipf:S\[:DISTINCT\], dense, sequential.
     #[arg(long, value_name = "DIST")]
     pub keys: Option<String>,
 
