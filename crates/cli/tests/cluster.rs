@@ -96,6 +96,19 @@ fn a_sweep_reports_the_speedup_and_draws_it() {
     assert_eq!(points.len(), 2);
     assert_eq!(points[0]["speedup"].as_f64(), Some(1.0));
     assert!(points[1]["speedup"].as_f64().unwrap() > 0.0);
+    for p in points {
+        assert_eq!(
+            p["reps"].as_u64(),
+            Some(3),
+            "a sweep's speedups are medians: {p}"
+        );
+        let (min, median, max) = (
+            p["span_range"][0].as_f64().unwrap(),
+            p["span_seconds"].as_f64().unwrap(),
+            p["span_range"][1].as_f64().unwrap(),
+        );
+        assert!(min <= median && median <= max, "{p}");
+    }
     assert_eq!(points[0]["last"]["result"], points[1]["last"]["result"]);
     assert!(std::fs::read_to_string(&chart).unwrap().starts_with("<svg"));
 }

@@ -183,6 +183,18 @@ fn a_sweep_reports_every_thread_count() {
     let sweep = r["sweep"].as_array().expect("a sweep");
     assert_eq!(sweep[0]["threads"].as_u64(), Some(1));
     for s in sweep {
+        assert_eq!(
+            s["times"].as_array().map(Vec::len),
+            Some(3),
+            "medians of 3: {s}"
+        );
+        let spread = &s["seconds"];
+        let (min, median, max) = (
+            spread["min"].as_f64().unwrap(),
+            spread["median"].as_f64().unwrap(),
+            spread["max"].as_f64().unwrap(),
+        );
+        assert!(min <= median && median <= max, "{s}");
         let phases: Vec<f64> = ["split", "map", "reduce", "merge"]
             .iter()
             .map(|phase| s["phases"][phase].as_f64().expect("a phase's seconds"))

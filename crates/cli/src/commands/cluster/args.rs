@@ -163,9 +163,10 @@ pub struct ClusterJoinArgs {
     #[arg(long, requires = "local")]
     pub sweep: bool,
 
-    /// Repetitions of each run (medians are reported).
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::common::parse::reps)]
-    pub reps: usize,
+    /// Repetitions of each run (medians are reported, with min and max;
+    /// default 1, or 3 with --sweep so that every speedup is a median).
+    #[arg(long, value_name = "N", value_parser = crate::common::parse::reps)]
+    pub reps: Option<usize>,
 
     /// Draw the loads and spans per process (or the sweep's speedup) as
     /// an SVG chart.
@@ -190,4 +191,15 @@ pub struct ClusterJoinArgs {
     /// Testing: every join task sleeps this long (makes a join slow).
     #[arg(long, default_value_t = 0, value_name = "MS", hide = true)]
     pub task_delay_ms: u64,
+}
+
+impl ClusterJoinArgs {
+    /// `--reps`, or its default: 3 for a sweep, else 1.
+    pub fn reps(&self) -> usize {
+        self.reps.unwrap_or(if self.sweep {
+            crate::common::parse::SWEEP_REPS
+        } else {
+            1
+        })
+    }
 }

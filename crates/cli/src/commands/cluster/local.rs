@@ -47,6 +47,8 @@ pub struct RunPoint {
     pub reps: usize,
     /// Median system join span.
     pub span_seconds: f64,
+    /// The shortest and longest span of the repetitions.
+    pub span_range: (f64, f64),
     /// Median over repetitions of the mean intra-node gain of the processes.
     pub intra_node_gain: f64,
     /// One process's span / this span (sweeps).
@@ -67,7 +69,7 @@ pub fn run(
 ) -> Result<()> {
     crate::usage_ensure!(processes >= 1, "--local needs at least 1 process");
     crate::usage_ensure!(processes <= 64, "--local starts at most 64 processes");
-    crate::usage_ensure!(args.reps >= 1, "--reps must be at least 1");
+    crate::usage_ensure!(args.reps() >= 1, "--reps must be at least 1");
     plan(args)?;
     // The processes share this machine: together they hold everything.
     check_memory(args, 1)?;
@@ -111,7 +113,7 @@ fn measure(
     spinner: &Spinner,
 ) -> Result<Vec<RunPoint>> {
     let mut runs: Vec<Vec<SinkOutput>> = vec![Vec::new(); orders.len()];
-    for rep in 0..args.reps {
+    for rep in 0..args.reps() {
         for k in 0..orders.len() {
             let i = if rep % 2 == 0 {
                 k
@@ -169,6 +171,10 @@ fn point(processes: usize, order: SendOrder, reps: Vec<SinkOutput>) -> Result<Ru
         order,
         reps: reps.len(),
         span_seconds: median(&spans),
+        span_range: (
+            spans.iter().copied().fold(f64::INFINITY, f64::min),
+            spans.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ),
         intra_node_gain: median(&gains),
         speedup: None,
         last: reps.last().cloned().context("no run")?,
@@ -340,6 +346,7 @@ fn points_text(points: &[RunPoint]) -> String {
         "order",
         "runs",
         "span s (median)",
+        "min-max s",
         "mean gain (median)",
         "speedup",
     ]
@@ -351,6 +358,7 @@ fn points_text(points: &[RunPoint]) -> String {
             q.order.name().to_string(),
             q.reps.to_string(),
             format!("{:.3}", q.span_seconds),
+            format!("{:.3}-{:.3}", q.span_range.0, q.span_range.1),
             format!("{:.2}", q.intra_node_gain),
             q.speedup.map_or("-".into(), |s| format!("{s:.2}x")),
         ]);

@@ -61,7 +61,7 @@ fn join(args: &ClusterJoinArgs, mode: PlacementMode, json: bool, quiet: bool) ->
         (None, None) => crate::usage_bail!("where are the processes? Pass --local P (P processes on this machine) or --hostfile FILE (see --help)"),
     };
     crate::usage_ensure!(
-        args.reps == 1,
+        args.reps() == 1,
         "--reps needs --local (one process runs one join)"
     );
     let (me, _) = launch::process_index(args.process, addresses.len(), |v| std::env::var(v).ok())?;

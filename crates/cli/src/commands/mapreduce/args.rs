@@ -84,9 +84,10 @@ pub struct MrCommon {
     #[command(flatten)]
     pub pool: crate::common::pool::PoolArgs,
 
-    /// Repetitions (min/median/max are reported).
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::common::parse::reps)]
-    pub reps: usize,
+    /// Repetitions (min/median/max are reported; default 1, or 3 with
+    /// --sweep so that every speedup is a median).
+    #[arg(long, value_name = "N", value_parser = crate::common::parse::reps)]
+    pub reps: Option<usize>,
 
     /// Seed of the generated input (default 42; kmeans, pca and
     /// matrix-multiply draw from the C library's rand() and default to 1,
@@ -115,6 +116,18 @@ pub struct MrCommon {
     /// Bytes of input per map task, in KiB (default: the runtime's).
     #[arg(long, value_name = "KIB")]
     pub chunk_kib: Option<usize>,
+}
+
+impl MrCommon {
+    /// `--reps`, or its default: 3 for a sweep (a speedup from single runs
+    /// is noise), else 1.
+    pub fn reps(&self) -> usize {
+        self.reps.unwrap_or(if self.sweep {
+            crate::common::parse::SWEEP_REPS
+        } else {
+            1
+        })
+    }
 }
 
 /// How `--input` reaches memory (`--input-mode`).

@@ -90,14 +90,14 @@ pub fn measure(
     mut once: impl FnMut(&Runtime) -> Result<Outcome>,
 ) -> Result<AppReport> {
     let rt = Runtime::new(pool);
-    let mut times = Vec::with_capacity(c.reps);
-    let mut outcomes = Vec::with_capacity(c.reps);
-    for rep in 0..c.reps {
+    let mut times = Vec::with_capacity(c.reps());
+    let mut outcomes = Vec::with_capacity(c.reps());
+    for rep in 0..c.reps() {
         spinner.set_prefix(format!(
             "{app} on {} threads, repetition {}/{}",
             pool.workers(),
             rep + 1,
-            c.reps
+            c.reps()
         ));
         let outcome = once(&rt)?;
         times.push(outcome.seconds);
@@ -193,6 +193,7 @@ fn reports_text(reports: &[AppReport], top: usize) -> Result<String> {
     let mut rows = vec![[
         "threads",
         "median s",
+        "min-max s",
         "speedup",
         "split",
         "map",
@@ -211,6 +212,7 @@ fn reports_text(reports: &[AppReport], top: usize) -> Result<String> {
         rows.push(vec![
             r.threads.to_string(),
             format!("{:.4}", r.seconds.median),
+            format!("{:.4}-{:.4}", r.seconds.min, r.seconds.max),
             format!("{:.2}x", base / r.seconds.median),
             format!("{:.4}", r.phases.split),
             format!("{:.4}", r.phases.map),

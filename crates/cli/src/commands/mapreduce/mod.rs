@@ -59,7 +59,7 @@ fn text_app(
     quiet: bool,
 ) -> Result<()> {
     let c = &a.common;
-    crate::usage_ensure!(c.reps > 0, "--reps must be at least 1");
+    crate::usage_ensure!(c.reps() > 0, "--reps must be at least 1");
     check_input_memory(app, c, a.size_mib)?;
     let size = usize::try_from(a.size_mib << 20).context("--size-mib is too large")?;
     if let Some(path) = &c.generate {

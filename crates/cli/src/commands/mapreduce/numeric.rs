@@ -38,7 +38,7 @@ pub fn run(app: &MapReduceApp, mode: PlacementMode, json_out: bool, quiet: bool)
         MapReduceApp::MatrixMultiply(a) => ("matrix-multiply", &a.common),
         _ => anyhow::bail!("not a numeric application"),
     };
-    crate::usage_ensure!(c.reps > 0, "--reps must be at least 1");
+    crate::usage_ensure!(c.reps() > 0, "--reps must be at least 1");
     check_memory(app, c)?;
     let data = load(app, c)?;
     if let Some(path) = &c.generate {
