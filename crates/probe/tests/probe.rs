@@ -168,9 +168,16 @@ fn every_strategy_computes_the_same_and_one_is_recommended() {
         200_000 * report.instances.len() as u64,
         "every probe row matches once"
     );
-    assert!(PlacementStrategy::ALL
-        .iter()
-        .any(|s| report.recommendation.starts_with(s.name())));
+    assert!(
+        report
+            .recommendation
+            .starts_with("no significant difference")
+            || PlacementStrategy::ALL
+                .iter()
+                .any(|s| report.recommendation.starts_with(s.name())),
+        "{}",
+        report.recommendation
+    );
 }
 
 #[test]

@@ -220,7 +220,8 @@ pub struct StrategyReport {
 /// assert!(report.outcomes.iter().all(|o| o.rows_per_s > 0.0));
 /// let default = &report.outcomes[0];
 /// assert_eq!((default.strategy, default.vs_default), (PlacementStrategy::Default, Some(1.0)));
-/// assert!(report.recommendation.contains("x the default"));
+/// // A strategy is named only when it beat the default beyond noise.
+/// assert!(report.recommendation.contains("the default"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn run(
@@ -450,7 +451,10 @@ fn normalize(outcomes: &mut [StrategyOutcome]) {
 }
 
 /// The strategy with the best geometric mean over the workloads of its
-/// throughput relative to `default`, in one line.
+/// throughput relative to `default`, in one line, but only when that is
+/// more than noise: on at least one workload its slowest repetition beat
+/// `default`'s fastest. Otherwise the line says there is no significant
+/// difference and names the spread.
 pub fn recommend(outcomes: &[StrategyOutcome], memory_nodes: usize) -> String {
     let mut best: Option<(PlacementStrategy, f64)> = None;
     for strategy in PlacementStrategy::ALL {
@@ -470,6 +474,30 @@ pub fn recommend(outcomes: &[StrategyOutcome], memory_nodes: usize) -> String {
     let Some((strategy, mean)) = best else {
         return "no recommendation: `default` was not measured, so nothing is normalized".into();
     };
+    let one_node = if memory_nodes < 2 {
+        " (one node here, so the strategies place memory alike; binding pays on machines with two or more nodes)"
+    } else {
+        ""
+    };
+    let beyond_noise: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| o.strategy == strategy && strategy != PlacementStrategy::Default)
+        .filter(|o| {
+            outcomes.iter().any(|d| {
+                d.strategy == PlacementStrategy::Default
+                    && d.workload == o.workload
+                    && o.min_rows_per_s > d.max_rows_per_s
+            })
+        })
+        .map(|o| o.workload.name())
+        .collect();
+    if mean <= 1.0 || beyond_noise.is_empty() {
+        return format!(
+            "no significant difference: no strategy's slowest run beat the default's fastest on any workload (the best, {}, averaged {mean:.2}x the default within the runs' spread of {}); keep the default{one_node}",
+            strategy.name(),
+            spread(outcomes)
+        );
+    }
     let parts: Vec<String> = outcomes
         .iter()
         .filter(|o| o.strategy == strategy)
@@ -478,16 +506,24 @@ pub fn recommend(outcomes: &[StrategyOutcome], memory_nodes: usize) -> String {
                 .map(|r| format!("{} {r:.2}x", o.workload.name()))
         })
         .collect();
-    let mut line = format!(
-        "{}: {mean:.2}x the default on average ({}): {}",
+    format!(
+        "{}: {mean:.2}x the default on average ({}; beyond the runs' spread on {}): {}{one_node}",
         strategy.name(),
         parts.join(", "),
+        beyond_noise.join(", "),
         strategy.advice()
-    );
-    if memory_nodes < 2 {
-        line.push_str(" (one node here, so the strategies place memory alike; binding pays on machines with two or more nodes)");
-    }
-    line
+    )
+}
+
+/// The largest spread of any outcome's repetitions, as a share of its
+/// median (`±7%`).
+fn spread(outcomes: &[StrategyOutcome]) -> String {
+    let widest = outcomes
+        .iter()
+        .filter(|o| o.rows_per_s > 0.0)
+        .map(|o| (o.max_rows_per_s - o.min_rows_per_s) / 2.0 / o.rows_per_s)
+        .fold(0.0, f64::max);
+    format!("±{:.0}%", 100.0 * widest)
 }
 
 #[cfg(test)]
@@ -527,10 +563,34 @@ mod tests {
         // 1-ahead: sqrt(0.9 * 3.0) = 1.64; aligned: sqrt(1.75 * 1.1) = 1.39.
         assert!(line.starts_with("1-ahead: 1.64x"), "{line}");
         assert!(line.contains("scan 0.90x, join 3.00x"), "{line}");
+        assert!(line.contains("beyond the runs' spread on join"), "{line}");
         assert!(!line.contains("one node"));
         assert!(recommend(&outcomes, 1).contains("one node"));
         let unmeasured = [outcome(PlacementStrategy::Aligned, Workload::Scan, 1.0)];
         assert!(recommend(&unmeasured, 4).starts_with("no recommendation"));
+    }
+
+    #[test]
+    fn differences_within_the_noise_recommend_nothing() {
+        let ranged = |strategy, rows: f64, min: f64, max: f64| StrategyOutcome {
+            min_rows_per_s: min,
+            max_rows_per_s: max,
+            ..outcome(strategy, Workload::Scan, rows)
+        };
+        let mut overlapping = vec![
+            ranged(PlacementStrategy::Default, 100.0, 90.0, 110.0),
+            ranged(PlacementStrategy::Aligned, 105.0, 95.0, 112.0),
+        ];
+        normalize(&mut overlapping);
+        let line = recommend(&overlapping, 1);
+        assert!(line.starts_with("no significant difference"), "{line}");
+        assert!(line.contains("±"), "{line}");
+        let mut separated = vec![
+            ranged(PlacementStrategy::Default, 100.0, 90.0, 110.0),
+            ranged(PlacementStrategy::Aligned, 150.0, 140.0, 160.0),
+        ];
+        normalize(&mut separated);
+        assert!(recommend(&separated, 2).starts_with("aligned: 1.50x"));
     }
 
     #[test]
