@@ -340,3 +340,44 @@ fn results_of_every_type_print_as_a_table() {
     assert!(text.contains("1970-01-01T00:00:01Z"), "{text}");
     assert!(text.contains("a b") && text.contains("2 rows"), "{text}");
 }
+
+/// The usable cache that sizes the group-by's tables is measured once per
+/// machine, kept with its date, and reported with its spread.
+#[test]
+fn the_usable_cache_is_measured_once_and_kept_with_its_date() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_numakit"))
+            .args(["aggregate", "--rows", "20000", "--json", "--quiet"])
+            .env("NUMAKIT_CACHE_DIR", dir.path())
+            .output()
+            .expect("numakit runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        v["usable_cache"].clone()
+    };
+    let first = run();
+    assert_eq!(first["source"], "", "measured by the first run: {first}");
+    assert!(
+        first["runs"].as_array().is_some_and(|r| r.len() >= 3),
+        "{first}"
+    );
+    assert!(
+        first["usable_bytes"].as_u64().unwrap_or(0) >= 1 << 20,
+        "{first}"
+    );
+    let second = run();
+    let source = second["source"].as_str().unwrap_or("");
+    assert!(
+        source.starts_with("measured 20") && source.contains("kept in"),
+        "{second}"
+    );
+    assert_eq!(
+        second["usable_bytes"], first["usable_bytes"],
+        "the kept figure"
+    );
+}

@@ -41,16 +41,68 @@ const FLAT_RATIO: f64 = 3.0;
 /// Loads at most this slow (nanoseconds) come from a cache: memory takes
 /// 60 ns and more even on one socket.
 const CACHE_FAST_NS: f64 = 30.0;
+/// Timed chases per working set: each size's latency is their median, and
+/// each repetition's curve gives its own knee (the spread reported).
+pub const REPEATS: usize = 3;
+/// The least usable cache counted on whatever the probe saw: every machine
+/// numakit runs on caches at least this much, and a knee of 0 is noise.
+pub const FLOOR_BYTES: u64 = PROBE_MIN_BYTES;
 /// Timed loads per working set.
 const TIMED_LOADS: u64 = 1 << 16;
 
 /// What the probe saw.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CacheProbe {
-    /// (working set bytes, nanoseconds per dependent load), ascending.
+    /// (working set bytes, median nanoseconds per dependent load over
+    /// [`REPEATS`] chases), ascending.
     pub latencies: Vec<(u64, f64)>,
-    /// The largest working set that stayed cached (0: none did).
+    /// The knee of each repetition's curve, in bytes: their spread says
+    /// how much to trust `usable_bytes`.
+    pub runs: Vec<u64>,
+    /// The largest working set that stayed cached on the median curve,
+    /// at least [`FLOOR_BYTES`].
     pub usable_bytes: u64,
+    /// Where the figure comes from when it was not measured just now
+    /// (`measured 2026-11-20, cached`); empty when it was.
+    pub source: String,
+}
+
+impl CacheProbe {
+    /// The smallest and largest knee of the repetitions.
+    pub fn spread(&self) -> (u64, u64) {
+        let min = self.runs.iter().copied().min().unwrap_or(self.usable_bytes);
+        let max = self.runs.iter().copied().max().unwrap_or(self.usable_bytes);
+        (min, max)
+    }
+
+    /// The probe of one set of curves (one per repetition, each ascending
+    /// in working-set size, all of the same sizes): each size's median
+    /// latency, each curve's knee, and the median curve's knee, floored.
+    pub fn of_curves(curves: &[Vec<(u64, f64)>]) -> CacheProbe {
+        let sizes: Vec<u64> = curves
+            .first()
+            .map(|c| c.iter().map(|&(b, _)| b).collect())
+            .unwrap_or_default();
+        let latencies: Vec<(u64, f64)> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &bytes)| {
+                let mut ns: Vec<f64> = curves
+                    .iter()
+                    .filter_map(|c| c.get(i))
+                    .map(|p| p.1)
+                    .collect();
+                ns.sort_by(f64::total_cmp);
+                (bytes, ns.get(ns.len() / 2).copied().unwrap_or(f64::NAN))
+            })
+            .collect();
+        CacheProbe {
+            runs: curves.iter().map(|c| knee(c)).collect(),
+            usable_bytes: knee(&latencies).max(FLOOR_BYTES),
+            latencies,
+            source: String::new(),
+        }
+    }
 }
 
 /// The measurement for `pool`: made on the calling thread on the pool's
@@ -63,15 +115,17 @@ pub fn measured(pool: &Pool) -> Arc<CacheProbe> {
     pool.state_or_init(measure)
 }
 
-/// A new measurement on the calling thread.
-fn measure() -> CacheProbe {
-    let latencies = measure_latencies();
-    let usable_bytes = knee(&latencies);
-    log::debug!("cache probe: {latencies:?} -> usable {usable_bytes} bytes");
-    CacheProbe {
-        latencies,
-        usable_bytes,
-    }
+/// A new measurement on the calling thread: [`REPEATS`] curves, one
+/// cycle per working set shared by all of them.
+pub fn measure() -> CacheProbe {
+    let probe = CacheProbe::of_curves(&measure_curves());
+    log::debug!(
+        "cache probe: {:?} -> usable {} bytes (runs {:?})",
+        probe.latencies,
+        probe.usable_bytes,
+        probe.runs
+    );
+    probe
 }
 
 /// The largest working set whose latency is at most 0.4 of the latency of
@@ -102,17 +156,19 @@ pub fn knee(latencies: &[(u64, f64)]) -> u64 {
     largest
 }
 
-fn measure_latencies() -> Vec<(u64, f64)> {
+fn measure_curves() -> Vec<Vec<(u64, f64)>> {
     let mut words = vec![0u64; PROBE_MAX_BYTES as usize / 8];
-    let mut latencies = Vec::new();
+    let mut curves = vec![Vec::new(); REPEATS];
     let mut bytes = PROBE_MIN_BYTES;
     while bytes <= PROBE_MAX_BYTES {
         let lines = (bytes / LINE_BYTES as u64) as usize;
         let start = chase::link_random_cycle(&mut words, lines, bytes);
-        latencies.push((bytes, chase_ns(&words, lines, start)));
+        for curve in &mut curves {
+            curve.push((bytes, chase_ns(&words, lines, start)));
+        }
         bytes *= 2;
     }
-    latencies
+    curves
 }
 
 /// Nanoseconds per load of a chase from `start` through the cycle of the
@@ -188,5 +244,29 @@ mod tests {
         assert!(sizes.windows(2).all(|w| w[1] == 2 * w[0]));
         assert!(probe.latencies.iter().all(|&(_, ns)| ns > 0.0));
         assert!(probe.usable_bytes <= PROBE_MAX_BYTES);
+        assert!(probe.usable_bytes >= FLOOR_BYTES);
+        assert_eq!(probe.runs.len(), REPEATS);
+        assert!(probe.source.is_empty(), "measured just now");
+    }
+
+    #[test]
+    fn the_median_curve_decides_and_the_runs_give_the_spread() {
+        let curve = |knee_at: u64, noise: f64| -> Vec<(u64, f64)> {
+            (0..7)
+                .map(|i| {
+                    let bytes = MIB << i;
+                    (bytes, if bytes <= knee_at { 40.0 } else { 150.0 } + noise)
+                })
+                .collect()
+        };
+        let probe = CacheProbe::of_curves(&[
+            curve(16 * MIB, 0.0),
+            curve(MIB / 2, 0.0), // a disturbed run: nothing cached
+            curve(16 * MIB, 1.0),
+        ]);
+        assert_eq!(probe.usable_bytes, 16 * MIB, "one bad run does not decide");
+        assert_eq!(probe.spread(), (0, 16 * MIB));
+        let all_bad = CacheProbe::of_curves(&[curve(0, 0.0), curve(0, 0.0), curve(0, 0.0)]);
+        assert_eq!(all_bad.usable_bytes, FLOOR_BYTES, "never below the floor");
     }
 }

@@ -6,6 +6,7 @@
 //! particular command.
 
 pub mod budget;
+pub mod cache_record;
 pub mod error_line;
 pub mod files;
 pub mod output;

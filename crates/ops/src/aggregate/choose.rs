@@ -62,6 +62,9 @@ pub struct CacheBudget {
     /// What we count on of it, for all workers sharing it: what the
     /// probe measured, at most the reported size.
     pub shared_usable_bytes: u64,
+    /// The smallest and largest usable size the probe's repetitions saw
+    /// (both `shared_usable_bytes` when it was given, not measured).
+    pub shared_usable_spread: (u64, u64),
     /// Pool workers sharing it.
     pub sharers: usize,
 }
@@ -76,7 +79,11 @@ impl CacheBudget {
 /// The cache budget of the pool's first worker (workers are alike), with
 /// the shared cache measured by [`crate::cache_probe::measured`].
 pub fn cache_budget(pool: &Pool) -> CacheBudget {
-    budget_with_usable_shared(pool, crate::cache_probe::measured(pool).usable_bytes)
+    let probe = crate::cache_probe::measured(pool);
+    CacheBudget {
+        shared_usable_spread: probe.spread(),
+        ..budget_with_usable_shared(pool, probe.usable_bytes)
+    }
 }
 
 /// The cache budget with `usable_shared` bytes of the last level counted
@@ -110,6 +117,7 @@ pub fn budget_with_usable_shared(pool: &Pool, usable_shared: u64) -> CacheBudget
         private_bytes,
         shared_reported_bytes,
         shared_usable_bytes: usable_shared.min(shared_reported_bytes),
+        shared_usable_spread: (usable_shared, usable_shared),
         sharers,
     }
 }
@@ -302,8 +310,14 @@ fn describe_keys(keys: &KeyLayout) -> String {
 }
 
 fn describe_budget(budget: &CacheBudget, allowed: u64) -> String {
+    let (low, high) = budget.shared_usable_spread;
+    let spread = if low == high {
+        String::new()
+    } else {
+        format!(", {}-{} over the probe's runs", size(low), size(high))
+    };
     format!(
-        "cache budget of {} per worker (L2 {} + 1/{} of the {} of L3 measured usable, of {} reported)",
+        "cache budget of {} per worker (L2 {} + 1/{} of the {} of L3 measured usable{spread}, of {} reported)",
         size(allowed),
         size(budget.private_bytes),
         budget.sharers,
@@ -331,6 +345,7 @@ mod tests {
             private_bytes: 1 << 20,
             shared_reported_bytes: 32 << 20,
             shared_usable_bytes: 4 << 20,
+            shared_usable_spread: (4 << 20, 4 << 20),
             sharers: 2,
         }
     }

@@ -307,6 +307,7 @@ impl AggResult {
 ///         private_bytes: 1 << 20,
 ///         shared_reported_bytes: 32 << 20,
 ///         shared_usable_bytes: 4 << 20,
+///         shared_usable_spread: (4 << 20, 4 << 20),
 ///         sharers: pool.workers(),
 ///     }),
 /// };

@@ -20,7 +20,7 @@ use crate::commands::ops::tables;
 use crate::common::output;
 use crate::common::parse::key_dist;
 use crate::common::progress::Spinner;
-use crate::render::format::table;
+use crate::render::format::{bytes, table};
 
 /// One method's measurements.
 #[derive(Serialize)]
@@ -60,6 +60,9 @@ pub struct AggregateReport {
     pub verified: bool,
     /// With --sweep: (groups, method, median seconds).
     pub sweep: Vec<(u64, AggMethod, f64)>,
+    /// The usable cache the tables were sized by: the figure, each
+    /// repetition's, and where it comes from.
+    pub usable_cache: numakit_ops::cache_probe::CacheProbe,
 }
 
 fn methods(names: &[String]) -> Result<Vec<AggMethod>> {
@@ -103,8 +106,9 @@ fn measure(
     reps: usize,
     spinner: &Spinner,
 ) -> Result<(Vec<MethodReport>, AggResult)> {
-    // The cache probe runs once per pool: here, not inside the first timing.
-    numakit_ops::cache_probe::measured(pool);
+    // The usable cache, measured once per machine and kept: here, not
+    // inside the first timing.
+    crate::common::cache_record::prime(pool);
     let mut runs: Vec<Vec<AggResult>> = (0..list.len()).map(|_| Vec::new()).collect();
     for rep in 0..reps {
         for (i, &method) in list.iter().enumerate() {
@@ -155,6 +159,7 @@ pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -
     if let Some(path) = &args.input {
         crate::usage_ensure!(!args.sweep, "--sweep runs on generated data; drop --input");
         let pool = build_pool(&args.common, mode)?;
+        crate::common::cache_record::prime(&pool);
         return tables::aggregate::run(&pool, path, args, json, quiet);
     }
     crate::usage_ensure!(
@@ -187,7 +192,9 @@ pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -
         .iter()
         .map(|m| m.throughput.seconds.median)
         .fold(f64::INFINITY, f64::min);
+    let usable_cache = crate::common::cache_record::prime(&pool).as_ref().clone();
     let report = AggregateReport {
+        usable_cache,
         input_rows: rel.len() as u64,
         threads: pool.workers(),
         rows: result.group_count() as u64,
@@ -308,6 +315,27 @@ fn render(r: &AggregateReport) -> String {
         );
         out.push_str(&sweep_table(&r.sweep));
     }
+    let cache = &r.usable_cache;
+    let (low, high) = cache.spread();
+    let runs = if low == high {
+        format!("all {} of the probe's runs agree", cache.runs.len())
+    } else {
+        format!(
+            "{}-{} over the probe's {} runs",
+            bytes(low),
+            bytes(high),
+            cache.runs.len()
+        )
+    };
+    out.push_str(&format!(
+        "\nusable cache: {} ({runs}; {})",
+        bytes(cache.usable_bytes),
+        if cache.source.is_empty() {
+            "measured now"
+        } else {
+            &cache.source
+        }
+    ));
     if r.verified {
         out.push_str("\nverified against the sequential reference");
     }
