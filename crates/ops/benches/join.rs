@@ -11,7 +11,7 @@
 //! `--bench` (as under `cargo test --benches`) it runs a tiny smoke size.
 
 mod common;
-use common::median;
+use numakit_ops::timing::median;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -110,17 +110,17 @@ fn measure(pool: &Pool, r: &Relation, s: &Relation, algorithm: JoinAlgorithm, re
             phases[i].1.push(p.seconds);
         }
     }
-    let seconds = median(totals);
+    let seconds = median(&totals);
     let input = (r.len() + s.len()) as f64;
     let breakdown: Vec<String> = phases
         .into_iter()
-        .map(|(name, times)| format!("{name} {:.3}s", median(times)))
+        .map(|(name, times)| format!("{name} {:.3}s", median(&times)))
         .collect();
     println!(
         "{:>5}: {seconds:.3} s  {:.1} M input rows/s  cpu {:.2} s  ({rows} result rows; {})",
         algorithm.name(),
         input / seconds / 1e6,
-        median(cpu),
+        median(&cpu),
         breakdown.join(", ")
     );
 }

@@ -26,7 +26,7 @@
 //! `cargo test --benches`) it runs a tiny smoke size.
 
 mod common;
-use common::median;
+use numakit_ops::timing::median;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -216,13 +216,7 @@ fn bench_partitioning(pool: &Pool, rel: &Relation, s: &Settings) -> Result<(), S
     }
     let med: Vec<[f64; 3]> = runs
         .iter()
-        .map(|r| {
-            [
-                median(r[0].clone()),
-                median(r[1].clone()),
-                median(r[2].clone()),
-            ]
-        })
+        .map(|r| [median(&r[0]), median(&r[1]), median(&r[2])])
         .collect();
     print_partitioning(pool, rel, s, &methods, &med, &cold);
     Ok(())
@@ -314,16 +308,16 @@ fn bench_join(pool: &Pool, r: &Relation, s_rel: &Relation, s: &Settings) -> Resu
         s.reps
     );
     for i in 0..2 {
-        let t = median(totals[i].clone());
+        let t = median(&totals[i]);
         let breakdown: Vec<String> = phases[i]
             .iter()
-            .map(|(name, v)| format!("{name} {:.1} ms", median(v.clone()) * 1e3))
+            .map(|(name, v)| format!("{name} {:.1} ms", median(v) * 1e3))
             .collect();
         println!(
             "  {:>5}: {:7.1} ms  cpu {:7.1} ms  {:6.1} M input rows/s  ({} rows; {})",
             algorithms[i].name(),
             t * 1e3,
-            median(cpu[i].clone()) * 1e3,
+            median(&cpu[i]) * 1e3,
             (r.len() + s_rel.len()) as f64 / t / 1e6,
             rows[i],
             breakdown.join(", ")

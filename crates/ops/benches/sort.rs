@@ -11,7 +11,7 @@
 //! `--bench` (as under `cargo test --benches`) it runs a quick small case.
 
 mod common;
-use common::median;
+use numakit_ops::timing::median;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,7 +47,7 @@ fn describe(runs: Vec<Vec<PhaseTime>>) -> (f64, String) {
 
 /// Seconds of `f` on a fresh copy of `data`, median of `reps`.
 fn time_single<T: Clone>(data: &[T], reps: usize, f: impl Fn(&mut [T])) -> f64 {
-    let times = (0..reps)
+    let times: Vec<f64> = (0..reps)
         .map(|_| {
             let mut copy = data.to_vec();
             let start = Instant::now();
@@ -55,7 +55,7 @@ fn time_single<T: Clone>(data: &[T], reps: usize, f: impl Fn(&mut [T])) -> f64 {
             start.elapsed().as_secs_f64()
         })
         .collect();
-    median(times)
+    median(&times)
 }
 
 fn bench_keys(pool: &Pool, n: usize, reps: usize) -> Result<(), String> {

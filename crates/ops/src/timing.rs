@@ -72,6 +72,19 @@ impl<'a> PhaseTimer<'a> {
     }
 }
 
+/// The median of `values` (the mean of the middle two for an even count;
+/// NaN for none): the one median numakit reports everywhere, the
+/// benchmarks' included.
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
 /// Total seconds of `phases`.
 pub fn total_seconds(phases: &[PhaseTime]) -> f64 {
     phases.iter().map(|p| p.seconds).sum()
@@ -88,6 +101,13 @@ mod tests {
         fn phase(&self, name: &str) {
             self.0.lock().unwrap().push(name.to_string());
         }
+    }
+
+    #[test]
+    fn the_median_is_the_middle_or_the_mean_of_the_middle_two() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(&[]).is_nan());
     }
 
     #[test]

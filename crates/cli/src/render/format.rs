@@ -58,16 +58,7 @@ pub fn table(rows: &[Vec<String>]) -> String {
         .join("\n")
 }
 
-/// Median of a non-empty sample (the mean of the middle two when even).
-pub fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
+pub use numakit_ops::timing::median;
 
 /// The name a user types for an option value (`best-effort`, `left`,
 /// `zipf:1.2`): the value's serde name, never its Rust debug name.

@@ -1,6 +1,7 @@
 //! Timing the two sides: alternating runs, medians and spreads, the
 //! rows printed against the goal. It runs nothing itself.
 
+use numakit_ops::timing::median;
 use std::time::Instant;
 
 use numakit_mapreduce::PhaseSeconds;
@@ -86,18 +87,15 @@ pub(crate) fn measure<T: PartialEq + std::fmt::Debug>(
     row
 }
 
-pub(crate) fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 pub(crate) fn print_rows(rows: &mut [Row]) {
     println!(
         "{:<18} {:>5} {:>24} {:>24} {:>7}  goal {GOAL}",
         "app", "MiB", "app s (min-max)", "baseline s (min-max)", "ratio"
     );
     for r in rows.iter_mut() {
-        let (am, bm) = (median(&mut r.app_times), median(&mut r.base_times));
+        r.app_times.sort_by(f64::total_cmp);
+        r.base_times.sort_by(f64::total_cmp);
+        let (am, bm) = (median(&r.app_times), median(&r.base_times));
         let spread = |t: &[f64]| format!("({:.3}-{:.3})", t[0], t[t.len() - 1]);
         let ratio = am / bm;
         println!(
@@ -115,9 +113,8 @@ pub(crate) fn print_rows(rows: &mut [Row]) {
         "app", "split", "map", "reduce", "merge"
     );
     for r in rows.iter() {
-        let phase = |f: fn(&PhaseSeconds) -> f64| {
-            median(&mut r.phases.iter().map(f).collect::<Vec<_>>()) * 1e3
-        };
+        let phase =
+            |f: fn(&PhaseSeconds) -> f64| median(&r.phases.iter().map(f).collect::<Vec<_>>()) * 1e3;
         println!(
             "{:<18} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
             r.app,
