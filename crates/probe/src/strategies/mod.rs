@@ -326,10 +326,13 @@ fn run_workload(
         let mut data = Vec::with_capacity(seats.len());
         for (i, seat) in seats.iter().enumerate() {
             let pool = instance::pool(topology, seat, strategy, options.mode)?;
-            match &cache {
-                None => cache = Some(numakit_ops::cache_probe::measured(&pool)),
-                Some(shared) => {
-                    pool.state_or_init(|| CacheProbe::clone(shared));
+            // Only the group-by sizes its tables by the cache.
+            if workload == Workload::Aggregate {
+                match &cache {
+                    None => cache = Some(numakit_ops::cache_probe::measured(&pool)),
+                    Some(shared) => {
+                        pool.state_or_init(|| CacheProbe::clone(shared));
+                    }
                 }
             }
             let placement = instance::placement(strategy, seat.node, memory_nodes);
