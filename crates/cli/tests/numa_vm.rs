@@ -375,6 +375,53 @@ fn check_map_locality(g: &Guest, args: &str, report: &Value) {
     );
 }
 
+/// `aggregate --method auto` on every node: few groups stay local (no
+/// rows move); many make it weigh Li's three methods by the simulator,
+/// from this run's estimate, and run the one it predicts fastest.
+const AUTO_RUNS: [&str; 2] = [
+    "aggregate --json --quiet --placement strict --method auto --verify --rows 400000 --groups 1000",
+    "aggregate --json --quiet --placement strict --method auto --verify --rows 2000000 --groups 2000000",
+];
+
+fn check_auto_choice(g: &Guest, out: &[String]) {
+    assert_eq!(out.len(), AUTO_RUNS.len(), "one output per auto run");
+    let nodes = g.nodes.min(g.cpus);
+    let method = |text: &String| json(text)["methods"][0].clone();
+    let few = method(&out[0]);
+    assert_eq!(few["ran"], "local", "{} nodes, few groups: {few}", g.nodes);
+    assert!(few.get("prediction").is_none(), "{few}");
+    let many = method(&out[1]);
+    let p = &many["prediction"];
+    assert_eq!(p["nodes"].as_u64(), Some(nodes as u64), "{many}");
+    // The model saw this run's estimate.
+    let estimated = many["estimated_groups"].as_f64().unwrap();
+    let workers = p["nodes"].as_f64().unwrap() * p["workers_per_node"].as_f64().unwrap();
+    let keys = p["keys_per_partition"].as_f64().unwrap();
+    assert!(
+        (keys - (estimated / workers).max(1.0)).abs() < 1.0,
+        "{keys} keys per partition from {estimated} groups: {many}"
+    );
+    // The method that ran is the fastest predicted, up to the stated tie.
+    let seconds = |m: &Value| m["seconds"].as_f64().unwrap();
+    let predicted = p["methods"].as_array().unwrap();
+    assert_eq!(predicted.len(), 3, "{many}");
+    let best = predicted.iter().map(seconds).fold(f64::INFINITY, f64::min);
+    let ran = predicted
+        .iter()
+        .find(|m| m["method"] == many["ran"])
+        .unwrap_or_else(|| panic!("ran one of Li's methods: {many}"));
+    assert!(seconds(ran) <= best * 1.03 + 1e-12, "{many}");
+    let reason = many["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("predicts shuffle") && reason.contains("assumed"),
+        "{reason}"
+    );
+    eprintln!(
+        "guest with {} nodes: auto chose {}: {reason}",
+        g.nodes, many["ran"]
+    );
+}
+
 #[test]
 fn operators_are_correct_in_multi_node_guests() {
     let Some(run) = harness_or_skip() else {
@@ -398,8 +445,11 @@ fn operators_are_correct_in_multi_node_guests() {
         },
     ];
     for g in &guests {
-        let out = in_guest(&run, g, &OPERATOR_RUNS);
-        check_operators(g, &out);
+        let runs: Vec<&str> = OPERATOR_RUNS.iter().chain(&AUTO_RUNS).copied().collect();
+        let out = in_guest(&run, g, &runs);
+        let (operators, auto) = out.split_at(OPERATOR_RUNS.len().min(out.len()));
+        check_operators(g, operators);
+        check_auto_choice(g, auto);
         eprintln!("guest with {} nodes: every operator verified", g.nodes);
     }
 }

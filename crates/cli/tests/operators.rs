@@ -244,6 +244,27 @@ fn generated_sorts_and_aggregates_verify() {
     }
 }
 
+/// On one node the cost model of `--method auto` is not consulted, and
+/// the reason says so rather than ignoring the option silently.
+#[test]
+fn a_cost_model_on_one_node_is_reported_unused() {
+    let report = json_of(&[
+        "aggregate",
+        "--json",
+        "--quiet",
+        "--rows",
+        "100000",
+        "--nodes",
+        "0",
+        "--cost-model",
+        "nehalem-ex-4s",
+    ]);
+    let method = &report["methods"][0];
+    let reason = method["reason"].as_str().unwrap();
+    assert!(reason.contains("cost model was not consulted"), "{reason}");
+    assert!(method.get("prediction").is_none(), "{method}");
+}
+
 #[test]
 fn bad_operator_input_gives_one_clear_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -263,6 +284,10 @@ fn bad_operator_input_gives_one_clear_line() {
         "unknown aggregation method",
     );
     assert_error(&["aggregate", "--rows", "100000000000"], "memory");
+    assert_error(
+        &["aggregate", "--rows", "1000", "--cost-model", "nosuch"],
+        "--cost-model nosuch: unknown machine preset",
+    );
     assert_error(
         &["sort", "--input", "/nonexistent/x.parquet"],
         "/nonexistent/x.parquet",

@@ -62,6 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ],
         method: None,
         memory_limit: MemoryLimit::default(),
+        cost_model: None,
     };
     let (report, groups) = aggregate::run(&pool, &table, &request, &Silent)?;
     println!("{report:?}");

@@ -42,6 +42,7 @@ fn request(
         aggregates,
         method,
         memory_limit: MemoryLimit::unlimited(),
+        cost_model: None,
     }
 }
 

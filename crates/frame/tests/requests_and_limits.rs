@@ -126,6 +126,7 @@ fn unsupported_key_types_are_refused_naming_the_column_and_type() {
             aggregates: vec![Aggregate::count_rows()],
             method: None,
             memory_limit: MemoryLimit::unlimited(),
+            cost_model: None,
         };
         let err = aggregate::run(&pool, &with_bad, &r, &Silent).unwrap_err();
         assert!(
@@ -178,6 +179,7 @@ fn aggregates_a_type_does_not_allow_are_refused() {
             aggregates: Aggregate::parse_list(list).unwrap(),
             method: None,
             memory_limit: MemoryLimit::unlimited(),
+            cost_model: None,
         };
         let err = aggregate::run(&pool, &t, &r, &Silent).unwrap_err();
         assert!(
@@ -192,6 +194,7 @@ fn aggregates_a_type_does_not_allow_are_refused() {
         aggregates: vec![Aggregate::count_rows(), Aggregate::of(AggFunc::Count, "l")],
         method: None,
         memory_limit: MemoryLimit::unlimited(),
+        cost_model: None,
     };
     let keyed = table(
         "t",
@@ -326,6 +329,7 @@ fn a_tiny_memory_limit_stops_the_one_value_group_by() {
             aggregates: Aggregate::parse_list("count,sum:x").unwrap(),
             method: Some(method),
             memory_limit: MemoryLimit::bytes(1),
+            cost_model: None,
         };
         assert_memory_limit(
             aggregate::run(&pool, &t, &r, &Silent),
@@ -369,6 +373,7 @@ fn a_tiny_memory_limit_stops_the_many_column_group_by() {
         aggregates: Aggregate::parse_list("count,sum:x,max:s").unwrap(),
         method: None,
         memory_limit: MemoryLimit::bytes(1),
+        cost_model: None,
     };
     assert_memory_limit(
         aggregate::run(&pool, &t, &r, &Silent),
@@ -561,6 +566,7 @@ fn clashes_that_cannot_be_resolved_are_refused_before_any_work() {
         aggregates: vec![Aggregate::of(AggFunc::Sum, "x")],
         method: None,
         memory_limit: MemoryLimit::bytes(1),
+        cost_model: None,
     };
     let err = aggregate::run(&pool, &t, &a, &Silent).unwrap_err();
     // The list key is refused by the same up-front check, or the clash:
@@ -632,6 +638,7 @@ fn unknown_columns_and_malformed_requests() {
         },
         method: None,
         memory_limit: MemoryLimit::unlimited(),
+        cost_model: None,
     };
     check_missing(
         aggregate::run(&pool, &t, &agg(&["c"], "count"), &Silent).unwrap_err(),

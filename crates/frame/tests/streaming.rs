@@ -59,6 +59,7 @@ fn request(keys: &[&str], aggs: &str) -> AggregateRequest {
         aggregates: Aggregate::parse_list(aggs).unwrap(),
         method: None,
         memory_limit: MemoryLimit::default(),
+        cost_model: None,
     }
 }
 

@@ -66,6 +66,7 @@ fn everything_agrees(pool: &Pool, left: &Table, right: &Table, what: &str) {
         aggregates: Aggregate::parse_list("count,count:x,sum:x,min:x,max:x").unwrap(),
         method: None,
         memory_limit: MemoryLimit::unlimited(),
+        cost_model: None,
     };
     let (_, groups) =
         aggregate::run(pool, left, &a, &Silent).unwrap_or_else(|e| panic!("{what}: group-by: {e}"));
@@ -284,6 +285,7 @@ fn parts_with_different_dictionaries() {
             aggregates: Aggregate::parse_list("count,sum:x").unwrap(),
             method: None,
             memory_limit: MemoryLimit::unlimited(),
+            cost_model: None,
         };
         let (_, groups) = aggregate::run(&pool, &t, &a, &Silent).unwrap();
         use v::*;
@@ -333,6 +335,7 @@ fn a_group_by_may_aggregate_its_own_key() {
             aggregates: Aggregate::parse_list("count,count:k,sum:k,min:k,max:k,avg:k").unwrap(),
             method: None,
             memory_limit: MemoryLimit::unlimited(),
+            cost_model: None,
         };
         let (_, groups) = aggregate::run(&pool, &t, &a, &Silent).unwrap();
         reference::check_aggregate(&t, &a, &groups).unwrap();
@@ -451,6 +454,7 @@ fn many_groups_under_auto() {
         aggregates: Aggregate::parse_list("count,sum:x").unwrap(),
         method: None,
         memory_limit: MemoryLimit::unlimited(),
+        cost_model: None,
     };
     let started = std::time::Instant::now();
     let (report, groups) = aggregate::run(&pool, &t, &a, &Silent).unwrap();
@@ -568,6 +572,7 @@ fn many_distinct_strings() {
             aggregates: vec![Aggregate::count_rows()],
             method: None,
             memory_limit: MemoryLimit::unlimited(),
+            cost_model: None,
         };
         let (_, groups) = aggregate::run(&pool, &r, &a, &Silent).unwrap();
         assert_eq!(groups.rows(), n.div_ceil(3) + 1000);
@@ -808,6 +813,7 @@ fn non_nullable_inputs() {
         aggregates: Aggregate::parse_list("count,sum:k,min:k,max:s").unwrap(),
         method: None,
         memory_limit: MemoryLimit::unlimited(),
+        cost_model: None,
     };
     let (_, groups) = aggregate::run(&pool, &left, &a, &Silent).unwrap();
     reference::check_aggregate(&left, &a, &groups).unwrap();

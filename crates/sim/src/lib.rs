@@ -89,6 +89,11 @@
 //! It does not model caches, prefetchers, core pipelines, DRAM banks, the
 //! cost of barriers or of moving a thread, nor home snooping or directories.
 //!
+//! A discovered machine has no bandwidths or links; [`assume`] fills them
+//! from Li's Nehalem-EX figures and the SLIT distances, and lists what it
+//! assumed, so that the operators can weigh schedules on any machine (the
+//! group-by's automatic choice does) and say how little the figures mean.
+//!
 //! ## Aggregation: shuffling vs thread migration (Li §4.3, Figure 10)
 //!
 //! [`aggregation`] runs the same schedules with a group-by's hash tables
@@ -117,6 +122,7 @@
 #![forbid(unsafe_code)]
 
 pub mod aggregation;
+pub mod assume;
 pub mod calibration;
 pub mod error;
 pub mod fairshare;

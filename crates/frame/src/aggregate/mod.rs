@@ -672,7 +672,10 @@ fn one_value_path(
         .memory_limit
         .check("the group-by's tuples", table.rows() as u64 * TUPLE_BYTES)?;
     let relation = relation_of(pool, table, &keys.parts, |p, r| value(p, r) as u64)?;
-    let options = AggOptions::new(request.method.unwrap_or(AggMethod::Auto));
+    let options = AggOptions {
+        cost_model: request.cost_model.clone(),
+        ..AggOptions::new(request.method.unwrap_or(AggMethod::Auto))
+    };
     let result = kernels::aggregate(pool, &relation, &options, progress)?;
     drop(relation);
     let mut groups: Vec<Groups> = result

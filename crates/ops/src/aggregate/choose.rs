@@ -25,6 +25,7 @@
 use numakit_pool::Pool;
 use numakit_topology::Topology;
 
+use crate::aggregate::across_nodes::ExchangePrediction;
 use crate::aggregate::dense::{KeyRange, CELL_BYTES};
 use crate::aggregate::estimate::GroupEstimate;
 use crate::aggregate::table::bytes_for;
@@ -137,7 +138,7 @@ pub enum KeyLayout {
 }
 
 /// What to run and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AggregationPlan {
     /// The method to run (never [`AggMethod::Auto`]).
     pub method: AggMethod,
@@ -156,6 +157,9 @@ pub struct AggregationPlan {
     /// One line on why [`choose`] picked the method, naming the estimate
     /// and the cache budget; empty for a [`fixed`] plan.
     pub reason: String,
+    /// On several nodes, what the simulator predicted for Li's methods
+    /// when the automatic choice weighed them.
+    pub prediction: Option<ExchangePrediction>,
 }
 
 /// The sampled key range, padded by a few sampling gaps on either side,
@@ -245,28 +249,63 @@ pub fn fixed(
         part_bits,
         expected_groups: expected_groups(est),
         reason: String::new(),
+        prediction: None,
     }
 }
 
-/// The automatic choice between [`AggMethod::Local`] and
-/// [`AggMethod::Partitioned`], with its reason.
-pub fn choose(est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> AggregationPlan {
-    let mut plan = fixed(AggMethod::Local, est, workers, budget);
+/// Whether one worker's table over its own chunk fits its cache: the
+/// first question of every automatic choice.
+pub(crate) struct LocalFit {
+    /// The local plan, its reason still empty.
+    pub(crate) plan: AggregationPlan,
+    /// Whether the table fits the budget.
+    pub(crate) fits: bool,
+    /// The estimate, the key layout and the table's size, for reasons.
+    pub(crate) head: String,
+    /// The cache budget, for reasons.
+    pub(crate) cache: String,
+}
+
+/// Sizes the local method's table against the cache budget.
+pub(crate) fn local_fit(est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> LocalFit {
+    let plan = fixed(AggMethod::Local, est, workers, budget);
     let state = local_bytes(est, &plan.keys, workers);
     let allowed = budget.per_worker_bytes() * LOCAL_BUDGET_FACTOR;
-    let unit = match plan.keys {
-        KeyLayout::Dense(_) => "array",
-        KeyLayout::Hashed => "hash table",
-    };
     let head = format!(
-        "~{} groups ({}), {}; a {} {unit} per worker",
+        "~{} groups ({}), {}; a {} {} per worker",
         plan.expected_groups,
         describe_source(est, &plan),
         describe_keys(&plan.keys),
         size(state),
+        unit(&plan.keys),
     );
-    let cache = describe_budget(budget, allowed);
-    if state <= allowed {
+    LocalFit {
+        fits: state <= allowed,
+        cache: describe_budget(budget, allowed),
+        head,
+        plan,
+    }
+}
+
+/// What one table is called in reasons.
+fn unit(keys: &KeyLayout) -> &'static str {
+    match keys {
+        KeyLayout::Dense(_) => "array",
+        KeyLayout::Hashed => "hash table",
+    }
+}
+
+/// The automatic choice between [`AggMethod::Local`] and
+/// [`AggMethod::Partitioned`], with its reason (the choice on one node;
+/// `across_nodes` weighs Li's methods when the pool spans several).
+pub fn choose(est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> AggregationPlan {
+    let LocalFit {
+        mut plan,
+        fits,
+        head,
+        cache,
+    } = local_fit(est, workers, budget);
+    if fits {
         plan.reason = format!(
             "{head} fits the {cache}: local pre-aggregation of each chunk, then a merge (no rows move)"
         );
@@ -278,9 +317,10 @@ pub fn choose(est: &GroupEstimate, workers: usize, budget: &CacheBudget) -> Aggr
         KeyLayout::Hashed => bytes_for(est.groups / plan.parts as u64),
     };
     plan.reason = format!(
-        "{head} exceeds the {cache}: {} partitions with a {} {unit} each (within 1/{PARTITION_TABLE_SHARE} of L2), aggregated one at a time",
+        "{head} exceeds the {cache}: {} partitions with a {} {} each (within 1/{PARTITION_TABLE_SHARE} of L2), aggregated one at a time",
         plan.parts,
         size(per_part),
+        unit(&plan.keys),
     );
     plan
 }
@@ -327,7 +367,7 @@ fn describe_budget(budget: &CacheBudget, allowed: u64) -> String {
 }
 
 /// Bytes as MiB (or KiB when small), for reasons.
-fn size(bytes: u64) -> String {
+pub(crate) fn size(bytes: u64) -> String {
     if bytes < 1 << 20 {
         format!("{} KiB", bytes >> 10)
     } else {

@@ -8,15 +8,19 @@
 //! them with their state (migration & copy). Two more are built for
 //! speed: `Local` (per-worker tables over the own chunk, merged; no rows
 //! move) for few groups, and `Partitioned` (more partitions than workers,
-//! one cache-sized table at a time) for many. `Auto` picks between those
-//! two from an estimate of the number of groups (a HyperLogLog sketch of
-//! a sample) and the cache sizes, and says why.
+//! one cache-sized table at a time) for many. `Auto` decides from an
+//! estimate of the number of groups (a HyperLogLog sketch of a sample) and
+//! the cache sizes, and says why: on one node between those two; on
+//! several, `Local` when its tables fit, otherwise the one of Li's three
+//! that the simulator's cost model predicts fastest for this estimate.
 //!
 //! This module defines the vocabulary and dispatches; methods live in
 //! submodules: `table` (the hash table), `hll` and `estimate` (the group
-//! estimate), `choose` (the automatic choice), `split` (the owner split),
-//! `shuffle` and `migration` (Li's three), `local`, `partitioned`.
+//! estimate), `choose` (the automatic choice on one node),
+//! `across_nodes` (on several), `split` (the owner split), `shuffle` and
+//! `migration` (Li's three), `local`, `partitioned`.
 
+pub mod across_nodes;
 pub mod choose;
 pub mod columns;
 pub mod dense;
@@ -32,9 +36,12 @@ pub mod table;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use numakit_pool::Pool;
+use numakit_topology::Topology;
 
 pub use choose::CacheBudget;
 use numakit_shuffle::Strategy;
@@ -57,7 +64,9 @@ pub enum AggMethod {
     Local,
     /// More partitions than workers, one cache-sized table at a time.
     Partitioned,
-    /// `Local` or `Partitioned`, from the estimated groups and the caches.
+    /// From the estimated groups and the caches: `Local` or `Partitioned`
+    /// on one node; on several, `Local` or the fastest of Li's three as
+    /// the simulator predicts them.
     Auto,
 }
 
@@ -150,7 +159,7 @@ impl Group {
 }
 
 /// Options of an aggregation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AggOptions {
     /// The method to run, or [`AggMethod::Auto`] to let the estimate choose.
     pub method: AggMethod,
@@ -158,14 +167,21 @@ pub struct AggOptions {
     /// ([`choose::cache_budget`]). Set it to plan for a described cache or
     /// to make the choice independent of the machine (tests).
     pub cache: Option<CacheBudget>,
+    /// The machine `Auto` predicts Li's methods on when the pool spans
+    /// several nodes (a preset, or a machine `numakit probe --save`
+    /// measured); `None`: the pool's topology, with the figures discovery
+    /// cannot know assumed ([`numakit_sim::assume`]).
+    #[serde(skip)]
+    pub cost_model: Option<Arc<Topology>>,
 }
 
 impl AggOptions {
-    /// `method` with this machine's measured cache.
+    /// `method` with this machine's measured cache and topology.
     pub fn new(method: AggMethod) -> Self {
         Self {
             method,
             cache: None,
+            cost_model: None,
         }
     }
 }
@@ -200,6 +216,9 @@ pub struct AggResult {
     pub method: Option<AggMethod>,
     /// Why that method (for `Auto`; empty otherwise).
     pub reason: String,
+    /// On several nodes, what the simulator predicted for Li's methods
+    /// when `Auto` weighed them (None otherwise).
+    pub prediction: Option<across_nodes::ExchangePrediction>,
     /// The estimate of distinct keys the tables were sized for: the
     /// sketch's, capped by the key range when keys are dense.
     pub estimated_groups: Option<u64>,
@@ -310,6 +329,7 @@ impl AggResult {
 ///         shared_usable_spread: (4 << 20, 4 << 20),
 ///         sharers: pool.workers(),
 ///     }),
+///     cost_model: None,
 /// };
 /// let result = aggregate(&pool, &sales, &opts, &Silent)?;
 ///
@@ -337,8 +357,23 @@ pub fn aggregate(
     let estimate = estimate::estimate_groups(pool, input, estimate::SAMPLE_ROWS_PER_WORKER)?;
     let budget = opts.cache.unwrap_or_else(|| choose::cache_budget(pool));
     let workers = pool.workers();
+    let nodes = pool.nodes();
     let plan = match opts.method {
-        AggMethod::Auto => choose::choose(&estimate, workers, &budget),
+        AggMethod::Auto if nodes.len() > 1 => across_nodes::choose(
+            &estimate,
+            &across_nodes::PoolShape { workers, nodes },
+            pool.topology(),
+            opts.cost_model.as_deref(),
+            &budget,
+        ),
+        AggMethod::Auto => {
+            let mut plan = choose::choose(&estimate, workers, &budget);
+            if opts.cost_model.is_some() {
+                plan.reason
+                    .push_str("; the cost model was not consulted: the pool runs on one node");
+            }
+            plan
+        }
         method => choose::fixed(method, &estimate, workers, &budget),
     };
     let expected = plan.expected_groups;
@@ -366,6 +401,7 @@ pub fn aggregate(
         groups,
         method: Some(plan.method),
         reason: plan.reason,
+        prediction: plan.prediction,
         estimated_groups: Some(plan.expected_groups),
         phases: timer.finish(),
         state_moves,

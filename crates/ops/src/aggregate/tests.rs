@@ -105,6 +105,7 @@ fn check(method: AggMethod, workers: usize, name: &str, data: &[Tuple]) -> AggRe
     let opts = AggOptions {
         method,
         cache: Some(fixed_cache(workers)),
+        cost_model: None,
     };
     let got = aggregate(&pool, &input, &opts, &Silent).unwrap();
     let want = reference::aggregate(data);
@@ -216,6 +217,7 @@ fn partitioned_balances_skew_and_reuses_its_table() {
             part_bits,
             expected_groups: 1,
             reason: String::new(),
+            prediction: None,
         };
         let mut timer = PhaseTimer::new(&Silent);
         let groups = partitioned::run(&pool, &input, &plan, &mut timer).unwrap();

@@ -122,6 +122,10 @@ pub struct AggOptions {
     /// / line, 4.8 on Nehalem-EX). Li gives no figure for independent
     /// random accesses; Table 1's latencies are for dependent ones (1).
     pub update_lines_in_flight: Option<f64>,
+    /// Cache room of one thread, in bytes. `None`: its share of the
+    /// topology's largest data cache as reported; a caller that measured
+    /// what is really usable (the operators do) passes that instead.
+    pub cache_bytes_per_thread: Option<f64>,
 }
 
 impl Default for AggOptions {
@@ -134,6 +138,7 @@ impl Default for AggOptions {
                 ..Calibration::li_nehalem()
             },
             update_lines_in_flight: None,
+            cache_bytes_per_thread: None,
         }
     }
 }
@@ -245,8 +250,26 @@ pub fn predict_with(
     keys_per_partition: f64,
     opts: &AggOptions,
 ) -> Result<AggPoint, SimError> {
+    predict_methods(
+        topo,
+        threads_per_socket,
+        keys_per_partition,
+        &Method::ALL,
+        opts,
+    )
+}
+
+/// [`predict_with`] for `methods` only, in that order (the operators'
+/// automatic choice weighs the three it can run).
+pub fn predict_methods(
+    topo: &Topology,
+    threads_per_socket: Option<usize>,
+    keys_per_partition: f64,
+    methods: &[Method],
+    opts: &AggOptions,
+) -> Result<AggPoint, SimError> {
     let setup = Setup::new(topo, threads_per_socket, opts)?;
-    setup.point(keys_per_partition, &Method::ALL)
+    setup.point(keys_per_partition, methods)
 }
 
 /// Every method at each of `keys` (keys per partition), and where the
@@ -311,7 +334,15 @@ impl Setup {
             let why = "at least one thread per socket".to_string();
             return Err(SimError::BadOption(why));
         }
-        let (cache_bytes, line_bytes) = work::cache_per_thread(topo, &machine, per);
+        let (reported_cache, line_bytes) = work::cache_per_thread(topo, &machine, per);
+        let cache_bytes = match opts.cache_bytes_per_thread {
+            Some(bytes) if bytes.is_finite() && bytes > 0.0 => bytes,
+            Some(bytes) => {
+                let why = format!("cache bytes per thread must be positive, got {bytes}");
+                return Err(SimError::BadOption(why));
+            }
+            None => reported_cache,
+        };
         let update_scale = update_scale(&machine, opts, line_bytes)?;
         Ok(Self {
             layout: Layout::new(machine.socket_count(), per),

@@ -2,6 +2,8 @@
 //! data or a file, each chosen method measured side by side; `--sweep`
 //! shows Li Figure 10's crossover as the number of groups grows.
 
+use std::sync::Arc;
+
 use anyhow::{ensure, Context, Result};
 use numakit_io::{Column, IntKind, Table};
 use numakit_ops::aggregate::{aggregate, AggMethod, AggOptions, AggResult, Group};
@@ -9,12 +11,13 @@ use numakit_ops::datagen::KeyDist;
 use numakit_ops::{reference, PhaseTime, Relation};
 use numakit_placement::PlacementMode;
 use numakit_pool::Pool;
+use numakit_topology::Topology;
 use serde::Serialize;
 
 use crate::commands::ops::args::AggregateArgs;
 use crate::commands::ops::common::{
-    build_pool, check_verify_size, generated, median_phases, throughput_header, write_table,
-    Throughput,
+    build_pool, check_verify_size, cost_model, generated, median_phases, throughput_header,
+    write_table, Throughput,
 };
 use crate::commands::ops::tables;
 use crate::common::output;
@@ -35,6 +38,10 @@ pub struct MethodReport {
     pub estimated_groups: Option<u64>,
     /// How the tables found groups: `hash-table` or `array` (dense keys).
     pub tables: numakit_ops::aggregate::TableLayout,
+    /// On several nodes, what the simulator predicted for Li's methods
+    /// when `auto` weighed them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<numakit_ops::aggregate::across_nodes::ExchangePrediction>,
     /// Seconds over the repetitions, and the rates of the median run.
     #[serde(flatten)]
     pub throughput: Throughput,
@@ -104,6 +111,7 @@ fn measure(
     rel: &Relation,
     list: &[AggMethod],
     reps: usize,
+    cost_model: Option<&Arc<Topology>>,
     spinner: &Spinner,
 ) -> Result<(Vec<MethodReport>, AggResult)> {
     // The usable cache, measured once per machine and kept: here, not
@@ -113,7 +121,11 @@ fn measure(
     for rep in 0..reps {
         for (i, &method) in list.iter().enumerate() {
             spinner.set_prefix(format!("aggregate {}, rep {}", method.name(), rep + 1));
-            let r = aggregate(pool, rel, &AggOptions::new(method), spinner)
+            let opts = AggOptions {
+                cost_model: cost_model.cloned(),
+                ..AggOptions::new(method)
+            };
+            let r = aggregate(pool, rel, &opts, spinner)
                 .with_context(|| format!("{} aggregation", method.name()))?;
             if let Some(first) = runs.iter().flatten().next() {
                 ensure!(
@@ -143,6 +155,7 @@ fn measure(
                 reason: rs[0].reason.clone(),
                 estimated_groups: rs[0].estimated_groups,
                 tables: rs[0].tables,
+                prediction: rs[0].prediction.clone(),
                 throughput: Throughput::of(&times, rel.len() as u64),
                 phases: median_phases(&phases),
             }
@@ -173,10 +186,18 @@ pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -
     spinner.set_prefix("loading input");
     let rel = input(&pool, args)?;
     check_verify_size(args.common.verify, rel.len() as u64)?;
-    let (reports, result) = measure(&pool, &rel, &list, args.common.reps, &spinner)?;
+    let model = cost_model(args.cost_model.as_deref())?;
+    let (reports, result) = measure(
+        &pool,
+        &rel,
+        &list,
+        args.common.reps,
+        model.as_ref(),
+        &spinner,
+    )?;
     let verified = args.common.verify && verify(&rel, &result)?;
     let sweep = if args.sweep {
-        sweep(&pool, args, &spinner)?
+        sweep(&pool, args, model.as_ref(), &spinner)?
     } else {
         Vec::new()
     };
@@ -225,6 +246,7 @@ fn verify(rel: &Relation, result: &AggResult) -> Result<bool> {
 fn sweep(
     pool: &Pool,
     args: &AggregateArgs,
+    model: Option<&Arc<Topology>>,
     spinner: &Spinner,
 ) -> Result<Vec<(u64, AggMethod, f64)>> {
     let methods = AggMethod::ALL;
@@ -237,7 +259,7 @@ fn sweep(
             KeyDist::Sparse { groups },
             args.common.seed,
         )?;
-        let (reports, _) = measure(pool, &rel, &methods, args.common.reps, spinner)?;
+        let (reports, _) = measure(pool, &rel, &methods, args.common.reps, model, spinner)?;
         for m in reports {
             out.push((groups, m.asked, m.throughput.seconds.median));
         }

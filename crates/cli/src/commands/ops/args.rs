@@ -182,7 +182,10 @@ pub struct AggregateArgs {
     /// Methods, comma separated: shuffle, migration, migration-copy (Li
     /// §4.3), local (per-worker tables merged at the end), partitioned
     /// (cache-sized partitions one at a time), auto (numakit's pick from a
-    /// HyperLogLog estimate of the groups and the cache size), or all.
+    /// HyperLogLog estimate of the groups and the cache size: local or
+    /// partitioned on one node; on several, local when its tables fit the
+    /// cache, else the one of Li's three the simulator predicts fastest for
+    /// that estimate, see --cost-model), or all.
     #[arg(
         long,
         default_value = "auto",
@@ -190,6 +193,16 @@ pub struct AggregateArgs {
         value_name = "LIST"
     )]
     pub method: Vec<String>,
+
+    /// On several NUMA nodes, `--method auto` weighs Li's shuffle, migration
+    /// and migration-copy with the simulator's cost model; this is the
+    /// machine it predicts on: a preset name (see `numakit topo
+    /// --list-presets`) or a JSON description, such as the one `numakit probe
+    /// --save FILE` writes of this machine with its measured bandwidths.
+    /// Default: this machine's topology, with the bandwidths discovery cannot
+    /// know assumed (the reason lists them).
+    #[arg(long, value_name = "PRESET|FILE")]
+    pub cost_model: Option<String>,
 
     /// Read the file whole before grouping (the operator's time then
     /// excludes reading). By default a group-by of a file runs while the

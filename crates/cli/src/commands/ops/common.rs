@@ -33,6 +33,19 @@ pub fn build_pool(common: &OpCommon, mode: PlacementMode) -> Result<Pool> {
     common.pool.build(mode)
 }
 
+/// The machine `--cost-model` names (a preset or a JSON description),
+/// loaded once for every run of the automatic aggregation choice.
+pub fn cost_model(
+    spec: Option<&str>,
+) -> Result<Option<std::sync::Arc<numakit_topology::Topology>>> {
+    spec.map(|spec| {
+        numakit_topology::load(spec)
+            .map(std::sync::Arc::new)
+            .with_context(|| format!("--cost-model {spec}"))
+    })
+    .transpose()
+}
+
 /// Refuses work that needs more memory than the limit leaves.
 pub fn ensure_memory(need: u64, what: &str) -> Result<()> {
     crate::common::budget::check(what, need)

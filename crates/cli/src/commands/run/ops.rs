@@ -75,6 +75,7 @@ fn tables(pool: &Pool, rows: usize) -> Result<TableSummary> {
         aggregates: Aggregate::parse_list("count,sum:amount,avg:amount,min:day")?,
         method: None,
         memory_limit: MemoryLimit::default(),
+        cost_model: None,
     };
     let (report, groups) = group::run(pool, &sales, &request, &Silent)?;
     reference::check_aggregate(&sales, &request, &groups)?;

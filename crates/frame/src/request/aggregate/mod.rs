@@ -7,7 +7,10 @@
 
 pub mod spec;
 
+use std::sync::Arc;
+
 use numakit_ops::aggregate::AggMethod;
+use numakit_topology::Topology;
 
 use crate::memory::MemoryLimit;
 
@@ -25,4 +28,8 @@ pub struct AggregateRequest {
     pub method: Option<AggMethod>,
     /// The limit loading and the per-worker tables are checked against.
     pub memory_limit: MemoryLimit,
+    /// The machine the automatic choice predicts Li's methods on when the
+    /// pool spans several nodes (`None`: the pool's topology, with assumed
+    /// figures); see [`numakit_ops::aggregate::AggOptions::cost_model`].
+    pub cost_model: Option<Arc<Topology>>,
 }

@@ -61,6 +61,7 @@ fn request(args: &AggregateArgs) -> Result<AggregateRequest> {
         aggregates,
         method: method(&args.method)?,
         memory_limit: crate::common::budget::limit(),
+        cost_model: crate::commands::ops::common::cost_model(args.cost_model.as_deref())?,
     })
 }
 
