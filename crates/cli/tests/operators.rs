@@ -244,6 +244,38 @@ fn generated_sorts_and_aggregates_verify() {
     }
 }
 
+/// Li's exchange-driven methods, the naive shuffle included, report Li
+/// Figure 11's split of their time; the others do not.
+#[test]
+fn exchange_methods_split_their_time_as_li_figure_11() {
+    let report = json_of(&[
+        "aggregate",
+        "--json",
+        "--quiet",
+        "--verify",
+        "--rows",
+        "200000",
+        "--method",
+        "naive-shuffle,migration-copy,local",
+    ]);
+    assert_eq!(report["verified"], serde_json::Value::Bool(true));
+    let methods = report["methods"].as_array().unwrap();
+    for m in &methods[..2] {
+        let b = &m["breakdown"];
+        let field = |k: &str| b[k].as_f64().unwrap_or(-1.0);
+        assert!(
+            field("read_seconds") > 0.0 && field("update_seconds") > 0.0,
+            "{m}"
+        );
+        assert!(
+            field("copy_seconds") >= 0.0 && field("wait_seconds") >= 0.0,
+            "{m}"
+        );
+    }
+    assert_eq!(methods[0]["ran"], "naive-shuffle");
+    assert!(methods[2].get("breakdown").is_none(), "{}", methods[2]);
+}
+
 /// On one node the cost model of `--method auto` is not consulted, and
 /// the reason says so rather than ignoring the option silently.
 #[test]

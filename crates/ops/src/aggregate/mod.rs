@@ -1,11 +1,13 @@
 //! Group-by aggregation on 64-bit keys: COUNT, SUM, MIN, MAX and AVG of
 //! the payload read as a signed 64-bit value.
 //!
-//! Three methods from Li §4.3, driven by the shuffle's exchange after
-//! every worker split its chunk by owner: shuffle the pieces to their
-//! owners (ring, tight); move the threads to the data instead (thread
-//! migration, the aggregation state stays where it was made); or move
-//! them with their state (migration & copy). Two more are built for
+//! Li §4.3's methods, driven by the shuffle's exchange after every worker
+//! split its chunk by owner: shuffle the pieces to their owners (ring,
+//! tight, or the naive order as the baseline); move the threads to the
+//! data instead (thread migration, the aggregation state stays where it
+//! was made); or move them with their state (migration & copy). Each
+//! reports where its consumers' time went (`StateMoves`: copying state,
+//! aggregating pieces, waiting at the exchange's barriers; Li Figure 11). Two more are built for
 //! speed: `Local` (per-worker tables over the own chunk, merged; no rows
 //! move) for few groups, and `Partitioned` (more partitions than workers,
 //! one cache-sized table at a time) for many. `Auto` decides from an
@@ -56,6 +58,10 @@ use crate::timing::{PhaseTime, PhaseTimer, Progress};
 pub enum AggMethod {
     /// Li: consumers read their pieces from every producer (ring, tight).
     Shuffle,
+    /// Li: consumers read their pieces in the naive order, every
+    /// consumer from producer 0 first, then 1, ... (tight): the baseline
+    /// the ring improves on.
+    NaiveShuffle,
     /// Li: consumers move to the producers; their tables stay home.
     Migration,
     /// Li: consumers move to the producers with their tables.
@@ -72,8 +78,9 @@ pub enum AggMethod {
 
 impl AggMethod {
     /// Every method, `Auto` last.
-    pub const ALL: [AggMethod; 6] = [
+    pub const ALL: [AggMethod; 7] = [
         Self::Shuffle,
+        Self::NaiveShuffle,
         Self::Migration,
         Self::MigrationCopy,
         Self::Local,
@@ -86,6 +93,7 @@ impl AggMethod {
     pub fn name(self) -> &'static str {
         match self {
             Self::Shuffle => "shuffle",
+            Self::NaiveShuffle => "naive-shuffle",
             Self::Migration => "migration",
             Self::MigrationCopy => "migration-copy",
             Self::Local => "local",
@@ -100,7 +108,7 @@ impl std::str::FromStr for AggMethod {
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         Self::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
             format!(
-                "unknown aggregation method `{s}` (shuffle, migration, migration-copy, local, partitioned, auto)"
+                "unknown aggregation method `{s}` (shuffle, naive-shuffle, migration, migration-copy, local, partitioned, auto)"
             )
         })
     }
@@ -203,6 +211,21 @@ pub struct StateMoves {
     pub misplaced_visits: u64,
 }
 
+/// Where the consumers of an exchange-driven method spent the exchange
+/// (Li Figure 11), summed over the consumers, in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ExchangeBreakdown {
+    /// Copying tables to the node the thread moved to (migration & copy).
+    pub copy_seconds: f64,
+    /// Bringing the pieces' rows into the cache, from wherever they are.
+    pub read_seconds: f64,
+    /// Updating the tables with rows already in the cache.
+    pub update_seconds: f64,
+    /// The rest of the exchange: waiting at its barriers for the slowest
+    /// consumer of each step, and moving threads.
+    pub wait_seconds: f64,
+}
+
 /// The outcome of an aggregation.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct AggResult {
@@ -226,6 +249,9 @@ pub struct AggResult {
     pub phases: Vec<PhaseTime>,
     /// State movement of the exchange-driven methods (None for others).
     pub state_moves: Option<StateMoves>,
+    /// Where the exchange-driven methods' consumers spent the exchange
+    /// (None for others).
+    pub breakdown: Option<ExchangeBreakdown>,
     /// How the tables found each key's group: a hash table (always for
     /// Li's exchange-driven methods) or, on dense keys, a direct-indexed
     /// array (the fast path of `Local` and `Partitioned`).
@@ -378,10 +404,11 @@ pub fn aggregate(
     };
     let expected = plan.expected_groups;
     let by_exchange = |strategy, timer: &mut PhaseTimer<'_>| {
-        shuffle::run(pool, input, strategy, expected, timer).map(|(g, m)| (g, Some(m)))
+        shuffle::run(pool, input, strategy, expected, timer).map(|(g, m, b)| (g, Some((m, b))))
     };
-    let (groups, state_moves) = match plan.method {
+    let (groups, exchanged) = match plan.method {
         AggMethod::Shuffle => by_exchange(Strategy::Ring, &mut timer)?,
+        AggMethod::NaiveShuffle => by_exchange(Strategy::Naive, &mut timer)?,
         AggMethod::Migration => by_exchange(Strategy::Migration, &mut timer)?,
         AggMethod::MigrationCopy => by_exchange(Strategy::MigrationCopy, &mut timer)?,
         AggMethod::Local => (local::run(pool, input, &plan, &mut timer)?, None),
@@ -404,6 +431,7 @@ pub fn aggregate(
         prediction: plan.prediction,
         estimated_groups: Some(plan.expected_groups),
         phases: timer.finish(),
-        state_moves,
+        state_moves: exchanged.map(|(moves, _)| moves),
+        breakdown: exchanged.map(|(_, breakdown)| breakdown),
     })
 }

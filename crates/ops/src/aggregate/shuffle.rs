@@ -5,6 +5,8 @@
 //!
 //! - [`Strategy::Ring`]: shuffling. The consumer stays home and reads the
 //!   pieces across the interconnect in the coordinated ring order (tight).
+//! - [`Strategy::Naive`]: shuffling in the naive order (every consumer
+//!   reads producer 0's piece first, then 1's, ...), Li's baseline.
 //! - [`Strategy::Migration`]: the consumer moves to the producer's node;
 //!   its table stays home (see `migration.rs`).
 //! - [`Strategy::MigrationCopy`]: the consumer moves and copies its table
@@ -21,7 +23,7 @@ use numakit_shuffle::{exchange, Exchange, Strategy, SyncMode};
 use crate::aggregate::migration::Consumer;
 use crate::aggregate::split::{by_hash, split_chunks};
 use crate::aggregate::table::GroupTable;
-use crate::aggregate::{Group, StateMoves};
+use crate::aggregate::{ExchangeBreakdown, Group, StateMoves};
 use crate::error::Result;
 use crate::par::per_worker_mut;
 use crate::relation::Relation;
@@ -35,7 +37,7 @@ pub fn run(
     strategy: Strategy,
     expected_groups: u64,
     timer: &mut PhaseTimer<'_>,
-) -> Result<(Vec<Vec<Group>>, StateMoves)> {
+) -> Result<(Vec<Vec<Group>>, StateMoves, ExchangeBreakdown)> {
     let workers = pool.workers();
     timer.start("split by owner");
     let splits = split_chunks(pool, input, workers, by_hash(workers))?;
@@ -50,9 +52,11 @@ pub fn run(
     let states = states.into_iter().collect::<Result<Vec<_>>>()?;
     timer.start("exchange");
     let ex = Exchange::new(strategy, SyncMode::Tight);
+    let started = std::time::Instant::now();
     let (states, report) = exchange(pool, &ex, states, |ctx, state, visit| {
         state.visit(ctx.index, &splits[visit.producer], visit);
     })?;
+    let exchange_seconds = started.elapsed().as_secs_f64();
     let mut states = states
         .into_iter()
         .map(Consumer::finish)
@@ -68,5 +72,19 @@ pub fn run(
         local_state_visits: states.iter().map(|s| s.local_state_visits).sum(),
         misplaced_visits: report.misplaced_visits,
     };
-    Ok((groups, moves))
+    let sum = |f: fn(&Consumer<'_>) -> std::time::Duration| -> f64 {
+        states.iter().map(|s| f(s).as_secs_f64()).sum()
+    };
+    let (copy, read, update) = (
+        sum(|s| s.times.copy),
+        sum(|s| s.times.read),
+        sum(|s| s.times.update),
+    );
+    let breakdown = ExchangeBreakdown {
+        copy_seconds: copy,
+        read_seconds: read,
+        update_seconds: update,
+        wait_seconds: (exchange_seconds * workers as f64 - copy - read - update).max(0.0),
+    };
+    Ok((groups, moves, breakdown))
 }

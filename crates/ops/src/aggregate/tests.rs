@@ -145,6 +145,7 @@ fn owners_hold_their_own_keys() {
         .collect();
     for method in [
         AggMethod::Shuffle,
+        AggMethod::NaiveShuffle,
         AggMethod::Migration,
         AggMethod::MigrationCopy,
         AggMethod::Local,
@@ -232,11 +233,20 @@ fn exchange_methods_report_their_state_moves() {
     let data = uniform(20_000, 500, 9);
     for method in [
         AggMethod::Shuffle,
+        AggMethod::NaiveShuffle,
         AggMethod::Migration,
         AggMethod::MigrationCopy,
     ] {
         let got = check(method, 2, "moves", &data);
         let moves = got.state_moves.unwrap();
+        // Li Figure 11's split: every piece was read and aggregated; on one
+        // node no table is copied.
+        let times = got.breakdown.unwrap();
+        assert!(
+            times.read_seconds > 0.0 && times.update_seconds > 0.0,
+            "{times:?}"
+        );
+        assert_eq!(times.copy_seconds, 0.0, "{method:?}");
         let workers = got.groups.len() as u64;
         assert_eq!(moves.visits, workers * workers);
         assert_eq!(moves.misplaced_visits, 0);
@@ -250,6 +260,7 @@ fn exchange_methods_report_their_state_moves() {
     }
     let local = check(AggMethod::Local, 2, "moves", &data);
     assert!(local.state_moves.is_none());
+    assert!(local.breakdown.is_none());
 }
 
 #[test]
@@ -301,6 +312,7 @@ fn the_result_names_the_table_layout_that_ran() {
     );
     for method in [
         AggMethod::Shuffle,
+        AggMethod::NaiveShuffle,
         AggMethod::Migration,
         AggMethod::MigrationCopy,
     ] {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use anyhow::{ensure, Context, Result};
 use numakit_io::{Column, IntKind, Table};
-use numakit_ops::aggregate::{aggregate, AggMethod, AggOptions, AggResult, Group};
+use numakit_ops::aggregate::{
+    aggregate, AggMethod, AggOptions, AggResult, ExchangeBreakdown, Group,
+};
 use numakit_ops::datagen::KeyDist;
 use numakit_ops::{reference, PhaseTime, Relation};
 use numakit_placement::PlacementMode;
@@ -42,6 +44,11 @@ pub struct MethodReport {
     /// when `auto` weighed them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prediction: Option<numakit_ops::aggregate::across_nodes::ExchangePrediction>,
+    /// Li's exchange-driven methods: where their consumers spent the
+    /// exchange (copy, read, update, wait; consumer-seconds, each the
+    /// median over the repetitions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<ExchangeBreakdown>,
     /// Seconds over the repetitions, and the rates of the median run.
     #[serde(flatten)]
     pub throughput: Throughput,
@@ -156,6 +163,7 @@ fn measure(
                 estimated_groups: rs[0].estimated_groups,
                 tables: rs[0].tables,
                 prediction: rs[0].prediction.clone(),
+                breakdown: median_breakdown(rs),
                 throughput: Throughput::of(&times, rel.len() as u64),
                 phases: median_phases(&phases),
             }
@@ -310,6 +318,49 @@ fn groups_table(groups: &[Group], key_kind: IntKind) -> Result<Table> {
     })
 }
 
+/// Each field of the exchange breakdown, the median over the runs.
+fn median_breakdown(runs: &[AggResult]) -> Option<ExchangeBreakdown> {
+    let all: Vec<ExchangeBreakdown> = runs.iter().filter_map(|r| r.breakdown).collect();
+    if all.is_empty() {
+        return None;
+    }
+    let median = |f: fn(&ExchangeBreakdown) -> f64| {
+        numakit_ops::timing::median(&all.iter().map(f).collect::<Vec<_>>())
+    };
+    Some(ExchangeBreakdown {
+        copy_seconds: median(|b| b.copy_seconds),
+        read_seconds: median(|b| b.read_seconds),
+        update_seconds: median(|b| b.update_seconds),
+        wait_seconds: median(|b| b.wait_seconds),
+    })
+}
+
+/// Li Figure 11's split of each exchange-driven method, in shares of its
+/// consumers' time.
+fn breakdown_lines(r: &AggregateReport) -> String {
+    let mut out = String::new();
+    for m in &r.methods {
+        let Some(b) = &m.breakdown else { continue };
+        let total = (b.copy_seconds + b.read_seconds + b.update_seconds + b.wait_seconds)
+            .max(f64::MIN_POSITIVE);
+        let share = |x: f64| format!("{:.0}%", 100.0 * x / total);
+        out.push_str(&format!(
+            "\n{}: read {}, update {}, copy state {}, wait {} of {:.3} consumer-seconds",
+            m.ran.unwrap_or(m.asked).name(),
+            share(b.read_seconds),
+            share(b.update_seconds),
+            share(b.copy_seconds),
+            share(b.wait_seconds),
+            total
+        ));
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("\n\nWhere the exchange's time went (Li Figure 11):{out}")
+    }
+}
+
 fn render(r: &AggregateReport) -> String {
     let mut rows = vec![throughput_header(&["method", "ran", "tables"])];
     for m in &r.methods {
@@ -331,6 +382,7 @@ fn render(r: &AggregateReport) -> String {
     for m in r.methods.iter().filter(|m| !m.reason.is_empty()) {
         out.push_str(&format!("\n{}: {}", m.asked.name(), m.reason));
     }
+    out.push_str(&breakdown_lines(r));
     if !r.sweep.is_empty() {
         out.push_str(
             "\n\nLi Figure 10 on this machine (median seconds; random 64-bit keys, hash tables in every method):\n",

@@ -179,8 +179,9 @@ pub struct AggregateArgs {
     #[arg(long, value_name = "DIST")]
     pub keys: Option<String>,
 
-    /// Methods, comma separated: shuffle, migration, migration-copy (Li
-    /// §4.3), local (per-worker tables merged at the end), partitioned
+    /// Methods, comma separated: shuffle (ring), naive-shuffle, migration,
+    /// migration-copy (Li §4.3; the report splits their time as Li Figure
+    /// 11 does: read, update, copy state, wait), local (per-worker tables merged at the end), partitioned
     /// (cache-sized partitions one at a time), auto (numakit's pick from a
     /// HyperLogLog estimate of the groups and the cache size: local or
     /// partitioned on one node; on several, local when its tables fit the

@@ -35,7 +35,7 @@ fn method(list: &[String]) -> Result<Option<AggMethod>> {
         [one] if one == "auto" => Ok(None),
         [one] if one != "all" => Ok(Some(one.parse().map_err(crate::common::usage::invalid)?)),
         _ => crate::usage_bail!(
-            "with a file name one method (shuffle, migration, migration-copy, local, partitioned) \
+            "with a file name one method (shuffle, naive-shuffle, migration, migration-copy, local, partitioned) \
              or auto; lists and `all` compare the methods on generated data"
         ),
     }
