@@ -309,7 +309,7 @@ fn inherited_affinity_is_respected(run: &PathBuf) {
 /// reference inside the guest.
 const OPERATOR_RUNS: [&str; 10] = [
     "join --json --quiet --placement strict --algorithm all --verify --output checksum --left-rows 20000 --right-rows 100000",
-    "join --json --quiet --placement strict --algorithm all --verify --output checksum --kind left --left-rows 20000 --right-rows 60000 --right-keys zipf:1.5:40000",
+    "join --json --quiet --placement strict --algorithm all --verify --output checksum --kind left --left-rows 20000 --right-rows 60000 --right-keys zipf:1.5:40000 --merge-exchange naive,ring:loose",
     "join --json --quiet --placement strict --algorithm all --verify --output checksum --kind semi --left-rows 20000 --right-rows 50000 --left-keys uniform:8000 --right-keys uniform:16000",
     "join --json --quiet --placement strict --algorithm all --verify --output checksum --kind anti --left-rows 20000 --right-rows 50000 --left-keys uniform:8000 --right-keys uniform:16000",
     "aggregate --json --quiet --placement strict --method all --verify --rows 200000 --groups 5000",
@@ -335,7 +335,15 @@ fn check_operators(g: &Guest, out: &[String]) {
             g.nodes
         );
         if args.starts_with("join") {
-            assert_eq!(report["algorithms"].as_array().map(Vec::len), Some(4));
+            // mpsm runs once per merge exchange (Li Figure 8).
+            let exchanges = args
+                .split("--merge-exchange ")
+                .nth(1)
+                .map_or(1, |rest| rest.split(',').count());
+            assert_eq!(
+                report["algorithms"].as_array().map(Vec::len),
+                Some(3 + exchanges)
+            );
         }
         if args.starts_with("aggregate") {
             assert!(report["methods"].as_array().map_or(0, Vec::len) >= 4);

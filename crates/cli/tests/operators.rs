@@ -244,6 +244,44 @@ fn generated_sorts_and_aggregates_verify() {
     }
 }
 
+/// Li Figure 8's comparison: mpsm runs once per merge exchange, each
+/// labelled, and all give the verified result.
+#[test]
+fn mpsm_runs_once_per_merge_exchange() {
+    let report = json_of(&[
+        "join",
+        "--json",
+        "--quiet",
+        "--verify",
+        "--output",
+        "checksum",
+        "--left-rows",
+        "20000",
+        "--right-rows",
+        "80000",
+        "--algorithm",
+        "mpsm",
+        "--merge-exchange",
+        "naive,ring:loose",
+    ]);
+    assert_eq!(report["verified"], serde_json::Value::Bool(true));
+    let runs = report["algorithms"].as_array().unwrap();
+    let exchange = |i: usize, k: &str| runs[i]["merge_exchange"][k].clone();
+    assert_eq!(runs.len(), 2, "{report}");
+    assert_eq!(
+        (exchange(0, "strategy"), exchange(0, "sync")),
+        ("naive".into(), "tight".into())
+    );
+    assert_eq!(
+        (exchange(1, "strategy"), exchange(1, "sync")),
+        ("ring".into(), "loose".into())
+    );
+    assert_error(
+        &["join", "--merge-exchange", "ring:sloppy"],
+        "unknown synchronization",
+    );
+}
+
 /// Li's exchange-driven methods, the naive shuffle included, report Li
 /// Figure 11's split of their time; the others do not.
 #[test]

@@ -44,6 +44,7 @@ pub fn single_machine(
                 Output::Sample(_) | Output::Rows => JoinOutput::Materialize,
             },
             row_limit: None,
+            merge_exchange: numakit_ops::join::RING_MERGE,
         },
         &Silent,
     )?;

@@ -86,6 +86,7 @@ fn measure(pool: &Pool, r: &Relation, s: &Relation, algorithm: JoinAlgorithm, re
         kind: JoinKind::Inner,
         output: JoinOutput::Count,
         row_limit: None,
+        merge_exchange: numakit_ops::join::RING_MERGE,
     };
     let mut totals = Vec::new();
     let mut cpu = Vec::new();

@@ -282,6 +282,7 @@ fn bench_join(pool: &Pool, r: &Relation, s_rel: &Relation, s: &Settings) -> Resu
                 kind: JoinKind::Inner,
                 output: JoinOutput::Count,
                 row_limit: None,
+                merge_exchange: numakit_ops::join::RING_MERGE,
             };
             let (start, cpu_start) = (Instant::now(), cpu_seconds());
             let result =

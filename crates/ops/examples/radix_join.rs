@@ -62,6 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             kind: JoinKind::Inner,
             output: JoinOutput::Count,
             row_limit: None,
+            merge_exchange: numakit_ops::join::RING_MERGE,
         };
         // The first run pays the page faults of fresh partition buffers;
         // the second reuses them.

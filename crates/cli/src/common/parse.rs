@@ -74,6 +74,16 @@ pub fn aggregate(text: &str) -> Result<numakit_frame::aggregate::Aggregate, Stri
     }
 }
 
+/// One exchange of a `--merge-exchange` list: SCHEDULE\[:SYNC\], such as
+/// `ring`, `naive:loose` (tight when the synchronization is not given).
+pub fn exchange(text: &str) -> Result<numakit_shuffle::Exchange, String> {
+    let (schedule, sync) = text.split_once(':').unwrap_or((text, "tight"));
+    Ok(numakit_shuffle::Exchange::new(
+        schedule.parse()?,
+        sync.parse()?,
+    ))
+}
+
 /// Parses a key distribution for `rows` rows.
 /// Counts in it take K/M/G as elsewhere (`uniform:1M`, `zipf:1.2:64K`).
 pub fn key_dist(spec: &str, rows: u64) -> anyhow::Result<numakit_ops::datagen::KeyDist> {

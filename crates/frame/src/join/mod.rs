@@ -171,6 +171,7 @@ pub fn run(
             JoinOutput::Materialize
         },
         row_limit,
+        merge_exchange: numakit_ops::join::RING_MERGE,
     };
     let per_row = std::mem::size_of::<JoinRow>() as u64 + out_row;
     let result = run_kernel(pool, &lrel, &rrel, &options, progress)

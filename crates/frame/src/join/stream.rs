@@ -149,6 +149,7 @@ pub(crate) fn run_streamed(
             JoinOutput::Materialize
         },
         row_limit: None,
+        merge_exchange: numakit_ops::join::RING_MERGE,
     };
     let source = right.source;
     let units = source.units();

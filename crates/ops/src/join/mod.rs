@@ -25,6 +25,7 @@ use crate::hash::hash64;
 use serde::Serialize;
 
 use numakit_pool::Pool;
+use numakit_shuffle::Exchange;
 
 use crate::error::Result;
 use crate::relation::Relation;
@@ -160,7 +161,19 @@ pub struct JoinOptions {
     /// fail with [`OpsError::ResultTooLarge`](crate::OpsError::ResultTooLarge)
     /// rather than keep more (a memory limit). The rows are still counted.
     pub row_limit: Option<u64>,
+    /// How [`JoinAlgorithm::Mpsm`]'s merge phase visits the sorted runs of
+    /// S: any schedule of the shuffle, tight or loose (Li Figure 8
+    /// compares naive and ring). [`RING_MERGE`] unless a caller compares.
+    /// The other algorithms ignore it.
+    pub merge_exchange: Exchange,
 }
+
+/// MPSM's default merge exchange: the coordinated ring, in lock-step.
+pub const RING_MERGE: Exchange = Exchange {
+    strategy: numakit_shuffle::Strategy::Ring,
+    sync: numakit_shuffle::SyncMode::Tight,
+    seed: 42,
+};
 
 /// The outcome of a join.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -212,6 +225,7 @@ pub struct JoinResult {
 ///     kind: JoinKind::Inner,
 ///     output: JoinOutput::Materialize,
 ///     row_limit: None,
+///     merge_exchange: numakit_ops::join::RING_MERGE,
 /// };
 /// let result = join(&pool, &customers, &orders, &opts, &Silent)?;
 /// assert_eq!(result.rows, 3);

@@ -12,7 +12,9 @@
 //!    every S run that overlaps its key range (found by binary search),
 //!    visiting the S runs in the order of the shuffle's coordinated ring
 //!    ([`mod@numakit_shuffle::exchange`]), so that at every step each node's
-//!    memory is read by one consumer group instead of all piling on one;
+//!    memory is read by one consumer group instead of all piling on one
+//!    (or in the schedule [`JoinOptions::merge_exchange`] names: Li Figure
+//!    8 compares the naive order with the ring, tight and loose);
 //! 5. "left-outer scan" (left outer, semi, anti): each worker emits the
 //!    tuples of its private run by the matched flags its merges set.
 //!
@@ -21,7 +23,7 @@
 //! merge kernel `merge.rs`.
 
 use numakit_pool::Pool;
-use numakit_shuffle::{exchange, Exchange, Strategy, SyncMode, Visit};
+use numakit_shuffle::{exchange, Visit};
 
 use crate::error::{OpsError, Result};
 use crate::join::merge::merge_join;
@@ -34,14 +36,6 @@ use crate::sort::lsd::radix_sort_into;
 use crate::sort::sort_local;
 use crate::timing::{PhaseTimer, Progress};
 use crate::tuple::Tuple;
-
-/// How the merge phase visits the S runs: the coordinated ring, in
-/// lock-step.
-const MERGE_EXCHANGE: Exchange = Exchange {
-    strategy: Strategy::Ring,
-    sync: SyncMode::Tight,
-    seed: 42,
-};
 
 /// Joins `left` (R, the private input) with `right` (S, the public input).
 pub fn join(
@@ -134,7 +128,7 @@ fn merge_all(
             &mut state.sink,
         );
     };
-    let (states, report) = exchange(pool, &MERGE_EXCHANGE, states, visit)?;
+    let (states, report) = exchange(pool, &opts.merge_exchange, states, visit)?;
     if report.misplaced_visits > 0 {
         log::debug!(
             "mpsm merge: {} visits ran off their node",
@@ -190,6 +184,7 @@ mod tests {
             kind: JoinKind::Semi,
             output: JoinOutput::Count,
             row_limit: None,
+            merge_exchange: crate::join::RING_MERGE,
         };
         let result = join(&pool, &r, &r, &opts, &crate::timing::Silent).unwrap();
         assert_eq!(result.rows, 100);
@@ -204,5 +199,43 @@ mod tests {
                 "left-outer scan"
             ]
         );
+    }
+
+    /// Li Figure 8's comparison: the merge exchange changes the order of
+    /// the visits, never the result (every schedule, tight and loose, and
+    /// every kind).
+    #[test]
+    fn every_merge_exchange_gives_the_same_result() {
+        use numakit_shuffle::{Exchange, Strategy, SyncMode};
+        let pool = pool(2);
+        let r = Relation::from_fn(&pool, 5_000, |i| {
+            Tuple::new(crate::datagen::splitmix64(i as u64) % 3_000, i as u64)
+        })
+        .unwrap();
+        let s = Relation::from_fn(&pool, 20_000, |i| {
+            Tuple::new(crate::datagen::splitmix64(!(i as u64)) % 4_000, i as u64)
+        })
+        .unwrap();
+        for kind in [JoinKind::Inner, JoinKind::LeftOuter, JoinKind::Anti] {
+            let run = |merge_exchange| {
+                let opts = JoinOptions {
+                    algorithm: JoinAlgorithm::Mpsm,
+                    kind,
+                    output: JoinOutput::Checksum,
+                    row_limit: None,
+                    merge_exchange,
+                };
+                let r = join(&pool, &r, &s, &opts, &crate::timing::Silent).unwrap();
+                (r.rows, r.checksum)
+            };
+            let ring = run(crate::join::RING_MERGE);
+            assert!(ring.0 > 0, "{kind:?}");
+            for strategy in Strategy::ALL {
+                for sync in [SyncMode::Tight, SyncMode::Loose] {
+                    let got = run(Exchange::new(strategy, sync));
+                    assert_eq!(got, ring, "{kind:?} {strategy:?} {sync:?}");
+                }
+            }
+        }
     }
 }

@@ -282,6 +282,7 @@ mod tests {
                 kind,
                 output: JoinOutput::Materialize,
                 row_limit: None,
+                merge_exchange: crate::join::RING_MERGE,
             };
             let whole = join(&pool, &r, &s, &opts, &crate::timing::Silent).unwrap();
             let built = BuildSide::build(&pool, &r).unwrap();
@@ -338,6 +339,7 @@ mod tests {
                 kind,
                 output: JoinOutput::Count,
                 row_limit: None,
+                merge_exchange: crate::join::RING_MERGE,
             };
             let result = join(&pool, &r, &r, &opts, &crate::timing::Silent).unwrap();
             let names: Vec<_> = result.phases.iter().map(|p| p.name.as_str()).collect();

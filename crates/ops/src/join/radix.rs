@@ -371,6 +371,7 @@ mod tests {
                             kind,
                             output: JoinOutput::Materialize,
                             row_limit: None,
+                            merge_exchange: crate::join::RING_MERGE,
                         };
                         let got = join_with(&pool, &l, &r, &opts, &forced, &Silent).unwrap();
                         let mut rows: Vec<JoinRow> = got.materialized.concat();
@@ -415,6 +416,7 @@ mod tests {
                             kind,
                             output,
                             row_limit: None,
+                            merge_exchange: crate::join::RING_MERGE,
                         };
                         let got = join(&pool, &l, &r, &opts, &Silent).unwrap();
                         assert_eq!(got.rows, expected.len() as u64, "{algorithm:?} {kind:?}");
@@ -438,6 +440,7 @@ mod tests {
             kind: JoinKind::Inner,
             output: JoinOutput::Count,
             row_limit: None,
+            merge_exchange: crate::join::RING_MERGE,
         };
         let result = join(&pool, &l, &l, &opts, &Silent).unwrap();
         assert_eq!(result.rows, 100);

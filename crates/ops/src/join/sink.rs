@@ -233,6 +233,7 @@ mod tests {
             kind: crate::join::JoinKind::Inner,
             output: JoinOutput::Materialize,
             row_limit: Some(5000),
+            merge_exchange: crate::join::RING_MERGE,
         };
         let budget = RowBudget::for_join(&opts);
         let mut sinks: Vec<Sink> = (0..2)
@@ -252,6 +253,7 @@ mod tests {
         ));
         let budget = RowBudget::for_join(&JoinOptions {
             row_limit: Some(6000),
+            merge_exchange: crate::join::RING_MERGE,
             ..opts
         });
         let mut sink = Sink::with_budget(opts.output, budget.clone());

@@ -122,6 +122,7 @@ pub(super) fn check_one(
             kind,
             output,
             row_limit: None,
+            merge_exchange: crate::join::RING_MERGE,
         };
         let result = join(pool, &l, &r, &opts, &Silent).expect("join");
         assert_eq!(

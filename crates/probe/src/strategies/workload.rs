@@ -145,6 +145,7 @@ pub fn run(pool: &Pool, workload: Workload, data: &Data) -> Result<(u64, u64)> {
                 kind: JoinKind::Inner,
                 output: JoinOutput::Count,
                 row_limit: None,
+                merge_exchange: numakit_ops::join::RING_MERGE,
             };
             join::join(pool, build, &data.main, &opts, &Silent)?.rows
         }

@@ -117,6 +117,21 @@ pub struct JoinArgs {
     )]
     pub algorithm: Vec<String>,
 
+    /// How mpsm's merge phase visits the other workers' sorted runs, comma
+    /// separated, each SCHEDULE\[:SYNC\]: ring (the coordinated ring, the
+    /// default), naive (every worker reads run 0 first, then 1, ...),
+    /// random, migration, migration-copy; tight (a barrier after each step,
+    /// the default) or loose. Several run mpsm once each, side by side (Li
+    /// Figure 8: `--algorithm mpsm --merge-exchange naive,ring`).
+    #[arg(
+        long,
+        default_value = "ring",
+        value_delimiter = ',',
+        value_name = "LIST",
+        value_parser = crate::common::parse::exchange
+    )]
+    pub merge_exchange: Vec<numakit_shuffle::Exchange>,
+
     /// inner, left (outer), semi or anti.
     #[arg(long, default_value = "inner", value_name = "KIND")]
     pub kind: String,

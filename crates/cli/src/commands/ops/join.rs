@@ -9,6 +9,7 @@ use numakit_ops::join::{
 use numakit_ops::{reference, PhaseTime, Relation};
 use numakit_placement::PlacementMode;
 use numakit_pool::Pool;
+use numakit_shuffle::Exchange;
 use serde::Serialize;
 
 use crate::commands::ops::args::JoinArgs;
@@ -26,6 +27,10 @@ use crate::render::format::table;
 pub struct AlgorithmReport {
     /// The join algorithm measured.
     pub algorithm: JoinAlgorithm,
+    /// mpsm's merge exchange (schedule and synchronization); absent for
+    /// the other algorithms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_exchange: Option<Exchange>,
     /// Seconds over the repetitions, and the rates of the median run
     /// (input rows of both sides, 16 bytes each).
     #[serde(flatten)]
@@ -63,6 +68,48 @@ pub struct JoinReport {
     /// Whether the result was checked against the sequential reference
     /// (`--verify`; a mismatch fails the command instead).
     pub verified: bool,
+}
+
+/// One join to measure: an algorithm and, for mpsm, its merge exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Variant {
+    algorithm: JoinAlgorithm,
+    merge_exchange: Option<Exchange>,
+}
+
+impl Variant {
+    /// `mpsm (naive, loose)`, or the algorithm's name.
+    fn label(&self) -> String {
+        match self.merge_exchange {
+            Some(ex) => format!(
+                "{} ({}, {})",
+                self.algorithm.name(),
+                ex.strategy.name(),
+                ex.sync.name()
+            ),
+            None => self.algorithm.name().to_string(),
+        }
+    }
+}
+
+/// Each algorithm once, mpsm once per merge exchange.
+fn variants(list: &[JoinAlgorithm], exchanges: &[Exchange]) -> Vec<Variant> {
+    let mut out = Vec::new();
+    for &algorithm in list {
+        if algorithm == JoinAlgorithm::Mpsm {
+            out.extend(exchanges.iter().map(|&ex| Variant {
+                algorithm,
+                merge_exchange: Some(ex),
+            }));
+        } else {
+            out.push(Variant {
+                algorithm,
+                merge_exchange: None,
+            });
+        }
+    }
+    out.dedup();
+    out
 }
 
 fn algorithms(
@@ -137,6 +184,7 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
     )?;
     let (list, auto_reason) =
         algorithms(&args.algorithm, &pool, (data.left.len(), data.right.len()))?;
+    let list = variants(&list, &args.merge_exchange);
     let runs = run_all(
         &pool,
         &data,
@@ -153,8 +201,9 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         .iter()
         .zip(&runs.times)
         .zip(&runs.phases)
-        .map(|((&algorithm, t), p)| AlgorithmReport {
-            algorithm,
+        .map(|((v, t), p)| AlgorithmReport {
+            algorithm: v.algorithm,
+            merge_exchange: v.merge_exchange,
             throughput: Throughput::of(t, input_rows),
             phases: median_phases(p),
         })
@@ -212,7 +261,7 @@ struct Runs {
 fn run_all(
     pool: &Pool,
     data: &Inputs,
-    list: &[JoinAlgorithm],
+    list: &[Variant],
     (kind, output): (JoinKind, JoinOutput),
     reps: usize,
     spinner: &Spinner,
@@ -223,19 +272,23 @@ fn run_all(
         first: None,
     };
     for rep in 0..reps {
-        for (i, &algorithm) in list.iter().enumerate() {
-            spinner.set_prefix(format!("join {}, rep {}", algorithm.name(), rep + 1));
+        for (i, variant) in list.iter().enumerate() {
+            let label = variant.label();
+            spinner.set_prefix(format!("join {label}, rep {}", rep + 1));
             let opts = JoinOptions {
-                algorithm,
+                algorithm: variant.algorithm,
                 kind,
                 output,
                 row_limit: None,
+                merge_exchange: variant
+                    .merge_exchange
+                    .unwrap_or(numakit_ops::join::RING_MERGE),
             };
             let result = join(pool, &data.left, &data.right, &opts, spinner)
-                .with_context(|| format!("{} join", algorithm.name()))?;
+                .with_context(|| format!("{label} join"))?;
             runs.times[i].push(numakit_ops::timing::total_seconds(&result.phases));
             runs.phases[i].push(result.phases.clone());
-            agree(&runs.first, &result, algorithm)?;
+            agree(&runs.first, &result, &label)?;
             runs.first.get_or_insert(result);
         }
     }
@@ -256,12 +309,12 @@ fn fastest(algorithms: &[AlgorithmReport]) -> Result<&AlgorithmReport> {
 }
 
 /// Every run must give the same result.
-fn agree(first: &Option<JoinResult>, got: &JoinResult, algorithm: JoinAlgorithm) -> Result<()> {
+fn agree(first: &Option<JoinResult>, got: &JoinResult, label: &str) -> Result<()> {
     if let Some(f) = first {
         ensure!(
             f.rows == got.rows && f.checksum == got.checksum,
             "the {} join gave {} rows (checksum {:#x}) but an earlier run gave {} rows ({:#x})",
-            algorithm.name(),
+            label,
             got.rows,
             got.checksum,
             f.rows,
@@ -326,7 +379,11 @@ fn write_result(
 fn render(r: &JoinReport) -> String {
     let mut rows = vec![throughput_header(&["algorithm"])];
     for a in &r.algorithms {
-        let mut row = vec![a.algorithm.name().to_string()];
+        let variant = Variant {
+            algorithm: a.algorithm,
+            merge_exchange: a.merge_exchange,
+        };
+        let mut row = vec![variant.label()];
         row.extend(a.throughput.cells(&a.phases));
         rows.push(row);
     }

@@ -123,6 +123,7 @@ pub fn operators(pool: &Pool, s_rows: u64) -> Result<OperatorSummary> {
             kind: JoinKind::Inner,
             output: JoinOutput::Checksum,
             row_limit: None,
+            merge_exchange: numakit_ops::join::RING_MERGE,
         };
         let result = join(pool, &r, &s, &opts, &Silent)?;
         ensure!(
