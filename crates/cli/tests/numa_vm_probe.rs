@@ -18,6 +18,8 @@ use serde_json::Value;
 const PROBE: &str = "probe --json --placement strict --latency-mib 8 --loads 2000 --bandwidth-mib 2 --pass-mib 2 --reps 1";
 const KIEFER: &str = "probe kiefer --json --placement strict --accesses 5000 --small-mib 1 --large-mib 2 --migrations 3 --groups 2 --group-threads 2";
 const STRATEGIES: &str = "probe strategies --json --placement strict --rows 20000 --groups 100 --build-rows 2000 --reps 1";
+const ALL_REMOTE: &str =
+    "probe all-remote --json --placement strict --buffer-mib 4 --passes 1 --reps 1";
 
 fn ids(v: &Value) -> Vec<u64> {
     v.as_array()
@@ -85,6 +87,29 @@ fn check_kiefer(what: &str, v: &Value) {
     }
 }
 
+/// Li §2 in a guest: every node read, locally then only remotely, with
+/// every thread on its node and every page where it was placed.
+fn check_all_remote(what: &str, v: &Value, nodes: &[u64]) {
+    assert_eq!(ids(&v["nodes"]), nodes, "{what}: {v}");
+    let pages = v["pages"].as_array().unwrap();
+    assert_eq!(pages[0], pages[1], "{what}: pages placed: {v}");
+    for (name, local) in [("all_local", true), ("all_remote", false)] {
+        let s = &v[name];
+        assert!(s["gbs"].as_f64().unwrap() > 0.0, "{what}: {s}");
+        let check = &s["thread_check"];
+        assert_eq!(
+            check["on_node"], check["threads"],
+            "{what}: {name} placed: {s}"
+        );
+        for n in s["nodes"].as_array().unwrap() {
+            let cpu = n["cpu_node"].as_u64().unwrap();
+            let memory = ids(&n["memory_nodes"]);
+            assert_eq!(memory.contains(&cpu), local, "{what}: {name}: {n}");
+        }
+    }
+    assert!(v["ratio"].as_f64().unwrap() > 0.0, "{what}: {v}");
+}
+
 fn check_strategies(what: &str, v: &Value, instances: usize) {
     assert_eq!(v["consistent"], Value::Bool(true), "{what}: {v}");
     assert_eq!(
@@ -132,12 +157,13 @@ fn the_probe_is_complete_and_placed_in_multi_node_guests() {
         ),
     ];
     for (g, n) in &guests {
-        let out = in_guest(&run, g, &[PROBE, KIEFER, STRATEGIES]);
+        let out = in_guest(&run, g, &[PROBE, KIEFER, STRATEGIES, ALL_REMOTE]);
         let all: Vec<u64> = (0..*n as u64).collect();
         let what = format!("{} nodes", g.nodes);
         check_matrices(&what, &json(&out[0]), &all, &all);
         check_kiefer(&what, &json(&out[1]));
         check_strategies(&what, &json(&out[2]), *n);
+        check_all_remote(&what, &json(&out[3]), &all);
         eprintln!("guest with {} nodes: probe complete and placed", g.nodes);
     }
 }

@@ -7,6 +7,8 @@
 //!   latency ([`chase`]) with base and huge pages, read, write and copy
 //!   bandwidth ([`stream`]) with a thread sweep to saturation, and
 //!   bandwidth beside cross traffic ([`bandwidth`]).
+//! - [`all_remote`]: Li §2's every node reading at once, its own memory
+//!   against the other nodes' memory.
 //! - [`kiefer`]: the four synthetic experiments of Kiefer et al.'s Table 1
 //!   (remote access, thread migration, cache migration, cache concurrency).
 //! - [`strategies`]: placement strategies for partitioned work (default,
@@ -24,6 +26,7 @@
 // placement and pool crates behind safe wrappers.
 #![forbid(unsafe_code)]
 
+pub mod all_remote;
 pub mod bandwidth;
 pub mod budget;
 pub mod chase;

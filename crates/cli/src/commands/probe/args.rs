@@ -37,6 +37,10 @@ pub enum ProbeCommand {
     CacheConcurrency(KieferArgs),
     /// All four of Kiefer's experiments, as his Table 1.
     Kiefer(KieferArgs),
+    /// Li §2: every node's threads reading at once, first each its own
+    /// node's memory, then the other nodes' memory (round-robin); the
+    /// bandwidth of both and their ratio (Li: 61 / 99 GB/s).
+    AllRemote(AllRemoteArgs),
     /// Placement strategies for partitioned work (Kiefer §4): one instance
     /// per node running numakit's scan, aggregation and join, with threads
     /// and memory placed default, aligned, 1-ahead or interleaved;
@@ -176,6 +180,32 @@ pub struct KieferArgs {
     /// Threads per group in experiment 4.
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub group_threads: usize,
+}
+
+/// Li §2's all-local against all-remote reading.
+#[derive(Debug, Args)]
+pub struct AllRemoteArgs {
+    /// Reading threads per node (default: every allowed CPU of the node).
+    #[arg(long, value_name = "N", value_parser = crate::common::parse::positive)]
+    pub threads_per_node: Option<usize>,
+
+    /// Only these nodes with CPUs read, and only their memory is read
+    /// (`0,2-3`; default: every allowed node with CPUs).
+    #[arg(long, value_name = "LIST", value_parser = crate::common::parse::ids)]
+    pub nodes: Option<IdSet>,
+
+    /// The buffer placed on each node, in MiB (its readers split it); it
+    /// should be much larger than the last-level cache.
+    #[arg(long, default_value_t = 256, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    pub buffer_mib: u64,
+
+    /// Passes each thread reads over its share.
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub passes: u32,
+
+    /// Repetitions of each scenario (the median is reported).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = crate::common::parse::reps)]
+    pub reps: usize,
 }
 
 /// The placement-strategy comparison.

@@ -16,7 +16,9 @@ use numakit_probe::strategies::{self, PlacementStrategy, Sizes, StrategyOptions}
 use numakit_probe::{describe, matrix, MatrixOptions, MatrixReport};
 use numakit_topology::{IdSet, Topology};
 
-use crate::commands::probe::args::{KieferArgs, MatrixArgs, ProbeArgs, ProbeCommand, StrategyArgs};
+use crate::commands::probe::args::{
+    AllRemoteArgs, KieferArgs, MatrixArgs, ProbeArgs, ProbeCommand, StrategyArgs,
+};
 use crate::common::files::write_whole;
 use crate::common::progress::Spinner;
 use crate::common::{budget, output};
@@ -47,6 +49,7 @@ pub fn run(args: &ProbeArgs, mode: PlacementMode, json: bool, quiet: bool) -> Re
         }
         Some(ProbeCommand::Kiefer(a)) => experiments(&placer, &Experiment::ALL, a, json, &spinner),
         Some(ProbeCommand::Strategies(a)) => compare_strategies(&placer, a, mode, json, &spinner),
+        Some(ProbeCommand::AllRemote(a)) => all_remote(&placer, a, json, &spinner),
     };
     spinner.finish();
     result
@@ -240,5 +243,43 @@ fn compare_strategies(
         report.outcomes
     );
     output::report(json, &report, || render::strategies_text(&report))?;
+    Ok(())
+}
+
+/// `numakit probe all-remote`: Li §2's every node reading at once, local
+/// then remote.
+fn all_remote(placer: &Placer, args: &AllRemoteArgs, json: bool, spinner: &Spinner) -> Result<()> {
+    let compute = placer.topology().compute_nodes();
+    let nodes: Vec<_> = match &args.nodes {
+        Some(set) => {
+            let asked: Vec<_> = set.iter().collect();
+            if let Some(n) = asked.iter().find(|n| !compute.contains(n)) {
+                crate::usage_bail!(
+                    "--nodes {n}: not a node with CPUs this process may use (those are {})",
+                    IdSet::from_iter(compute.iter().copied()).to_list_string()
+                );
+            }
+            asked
+        }
+        None => compute,
+    };
+    let options = numakit_probe::all_remote::AllRemoteOptions {
+        threads_per_node: args.threads_per_node,
+        buffer_bytes: args.buffer_mib.saturating_mul(MIB),
+        passes: args.passes,
+        reps: args.reps,
+    };
+    budget::check(
+        &format!(
+            "the all-remote buffers (--buffer-mib {} on {} nodes)",
+            args.buffer_mib,
+            nodes.len()
+        ),
+        budget::times(nodes.len(), options.buffer_bytes),
+    )?;
+    spinner.set_prefix("probe all-remote");
+    let report = numakit_probe::all_remote::measure(placer, &nodes, &options)?;
+    spinner.finish();
+    output::report(json, &report, || render::all_remote_text(&report))?;
     Ok(())
 }

@@ -328,3 +328,38 @@ pub fn strategies_text(report: &StrategyReport) -> String {
     }
     out
 }
+
+/// `probe all-remote`: both scenarios, per node, and the ratio.
+pub fn all_remote_text(r: &numakit_probe::all_remote::AllRemoteReport) -> String {
+    let mut rows = vec![vec![
+        "scenario".to_string(),
+        "GB/s (median)".to_string(),
+        "min-max".to_string(),
+        "per reading node".to_string(),
+    ]];
+    for s in std::iter::once(&r.all_local).chain(r.all_remote.as_ref()) {
+        let nodes: Vec<String> = s
+            .nodes
+            .iter()
+            .map(|n| {
+                let memory: Vec<String> = n.memory_nodes.iter().map(u32::to_string).collect();
+                format!("{}->{} {:.1}", n.cpu_node, memory.join("+"), n.gbs)
+            })
+            .collect();
+        rows.push(vec![
+            s.name.clone(),
+            format!("{:.1}", s.gbs),
+            format!("{:.1}-{:.1}", s.min_gbs, s.max_gbs),
+            nodes.join(", "),
+        ]);
+    }
+    let (pages, placed) = r.pages;
+    format!(
+        "every node reading at once (Li §2), {} thread(s) per node, {} MiB per node, {} repetition(s)\n\n{}\n{}\nbuffers: {placed} of {pages} pages on the node they were placed on",
+        r.all_local.nodes.first().map_or(0, |n| n.threads),
+        r.options.buffer_bytes >> 20,
+        r.options.reps,
+        crate::render::format::table(&rows),
+        r.note
+    )
+}
