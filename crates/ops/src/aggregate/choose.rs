@@ -25,9 +25,9 @@
 use numakit_pool::Pool;
 use numakit_topology::Topology;
 
-use crate::aggregate::across_nodes::ExchangePrediction;
 use crate::aggregate::dense::{KeyRange, CELL_BYTES};
 use crate::aggregate::estimate::GroupEstimate;
+use crate::aggregate::prediction::ExchangePrediction;
 use crate::aggregate::table::bytes_for;
 use crate::aggregate::AggMethod;
 

@@ -31,6 +31,7 @@ pub mod hll;
 pub mod local;
 pub mod migration;
 pub mod partitioned;
+pub mod prediction;
 pub mod shuffle;
 pub mod split;
 pub mod storage;
@@ -241,7 +242,7 @@ pub struct AggResult {
     pub reason: String,
     /// On several nodes, what the simulator predicted for Li's methods
     /// when `Auto` weighed them (None otherwise).
-    pub prediction: Option<across_nodes::ExchangePrediction>,
+    pub prediction: Option<prediction::ExchangePrediction>,
     /// The estimate of distinct keys the tables were sized for: the
     /// sketch's, capped by the key range when keys are dense.
     pub estimated_groups: Option<u64>,
