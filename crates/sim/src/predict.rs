@@ -394,13 +394,25 @@ mod tests {
             (Strategy::Ring, SyncMode::Tight)
         );
         assert!(plan.why.starts_with("one node"), "{}", plan.why);
-        assert!((plan.predicted_gbs - 3.0).abs() < 1e-6 && !plan.migration_better);
+        assert!(!plan.migration_better);
+        // One memory: every schedule reads the same one, so they agree
+        // (for each synchronization); the jitter keeps them a little below
+        // the memory's 3 GB/s.
         let report = predict_machine(&topo, None, &Calibration::li_nehalem()).unwrap();
-        assert!(
-            report.rows.iter().all(|r| (r.gbs - 3.0).abs() < 1e-6),
-            "{:?}",
-            report.rows
-        );
+        for r in &report.rows {
+            let same = report.rows.iter().find(|x| x.sync == r.sync).unwrap();
+            assert!(
+                (r.gbs - same.gbs).abs() < 1e-6 * same.gbs,
+                "{:?}",
+                report.rows
+            );
+            assert!(
+                r.gbs <= 3.0 + 1e-9 && r.gbs > 3.0 * 0.9,
+                "{:?}",
+                report.rows
+            );
+        }
+        assert!((plan.predicted_gbs - report.rows[0].gbs).abs() < 0.1);
         assert_eq!(report.sweep.len(), 2);
     }
 

@@ -10,9 +10,25 @@
 //! every consumer has; loose: it starts step k+1 at once. The bandwidth is
 //! the total bytes (state copies excluded) over the simulated time.
 //!
-//! It does not model the barrier's own cost, the scheduler's cost of moving
-//! a thread, caches, or the computation on the data: Li's consumers only
-//! sum their pieces, so the read is the work.
+//! Two costs tell tight from loose, both assumed, not fitted (Li reports
+//! only that the ring was "slightly faster" tight and migration loose
+//! "lower ... with significantly higher variability" from convoys, with
+//! no figures to fit):
+//!
+//! * **Jitter.** A real machine does not finish equal pieces in equal
+//!   times (interrupts, clock changes, misses): each consumer's piece at
+//!   each step is `1 ± jitter` of the nominal, drawn from the seed
+//!   ([`SimOptions::jitter`], 5% by default). Tight, every step then lasts
+//!   as long as its slowest consumer; loose, consumers drift into
+//!   different steps, and when migrating more of them than a socket has
+//!   hardware threads can land on one socket and share it (a convoy).
+//! * **The barrier itself** (tight): a combining tree, one cache-line
+//!   transfer up and one down per level, `2 ceil(log2 N)` remote latencies
+//!   ([`SimOptions::barrier_ns`]).
+//!
+//! It does not model the scheduler's cost of moving a thread, caches, or
+//! the computation on the data: Li's consumers only sum their pieces, so
+//! the read is the work.
 
 use std::collections::BTreeMap;
 
@@ -33,9 +49,23 @@ pub struct SimOptions {
     /// Bytes of consumer state copied at each move of migration with copy
     /// (Li §4.3: small aggregation states favour migration).
     pub state_bytes: f64,
-    /// Seed of the random schedule.
+    /// Seed of the random schedule (and of the jitter).
     pub seed: u64,
+    /// How far a consumer's piece may stray from the nominal size, as a
+    /// share (uniform in `1 ± jitter`); 0 makes every step alike.
+    pub jitter: f64,
+    /// Cost of one tight barrier in ns; `None`: `2 ceil(log2 N)` times the
+    /// machine's largest remote latency (local plus one hop), or
+    /// [`DEFAULT_TRANSFER_NS`] per transfer when the machine gives none.
+    pub barrier_ns: Option<f64>,
 }
+
+/// Jitter when none is given: 5% (assumed, see the module docs).
+pub const DEFAULT_JITTER: f64 = 0.05;
+
+/// One cache-line transfer between sockets when the machine describes no
+/// latency, in ns.
+pub const DEFAULT_TRANSFER_NS: f64 = 200.0;
 
 impl Default for SimOptions {
     fn default() -> Self {
@@ -43,6 +73,8 @@ impl Default for SimOptions {
             total_bytes: 1.6e9 * 8.0,
             state_bytes: (1u64 << 20) as f64,
             seed: 1,
+            jitter: DEFAULT_JITTER,
+            barrier_ns: None,
         }
     }
 }
@@ -86,6 +118,8 @@ pub struct SimResult {
     pub bottleneck_share: f64,
     /// Rate recomputations.
     pub events: usize,
+    /// Seconds spent in barriers themselves (tight; 0 loose).
+    pub barrier_seconds: f64,
     /// Resources that carried anything.
     pub resources: Vec<ResourceUsage>,
 }
@@ -117,6 +151,10 @@ pub fn simulate_on(
         table: ReadTable::new(machine, cal),
         sync,
         piece: opts.total_bytes / (n * n) as f64,
+        jitter: opts.jitter,
+        seed: opts.seed,
+        barrier: barrier_seconds(machine, n, opts),
+        barrier_total: 0.0,
         state: if copies { opts.state_bytes } else { 0.0 },
         consumers: (0..n)
             .map(|c| Consumer {
@@ -150,6 +188,21 @@ fn check_inputs(
         return Err(SimError::BadOption(format!(
             "state bytes must be >= 0, got {}",
             opts.state_bytes
+        )));
+    }
+    if !(opts.jitter.is_finite() && (0.0..1.0).contains(&opts.jitter)) {
+        return Err(SimError::BadOption(format!(
+            "jitter must be in [0, 1), got {}",
+            opts.jitter
+        )));
+    }
+    if opts
+        .barrier_ns
+        .is_some_and(|b| !(b.is_finite() && b >= 0.0))
+    {
+        return Err(SimError::BadOption(format!(
+            "barrier cost must be >= 0 ns, got {:?}",
+            opts.barrier_ns
         )));
     }
     if schedule.layout.threads_per_socket == 0 {
@@ -219,6 +272,11 @@ struct Run<'a> {
     table: ReadTable,
     sync: SyncMode,
     piece: f64,
+    jitter: f64,
+    seed: u64,
+    /// Seconds one tight barrier costs.
+    barrier: f64,
+    barrier_total: f64,
     state: f64,
     consumers: Vec<Consumer>,
     now: f64,
@@ -337,7 +395,12 @@ impl Run<'_> {
     fn finish_phase(&mut self, c: usize) {
         let con = &mut self.consumers[c];
         match con.phase {
-            Phase::Moving { .. } => con.phase = Phase::Reading { left: self.piece },
+            Phase::Moving { .. } => {
+                let step = con.step;
+                self.consumers[c].phase = Phase::Reading {
+                    left: self.piece_of(c, step),
+                }
+            }
             Phase::Reading { .. } if self.sync == SyncMode::Tight => con.phase = Phase::Waiting,
             Phase::Reading { .. } => {
                 let next = con.step + 1;
@@ -354,6 +417,7 @@ impl Run<'_> {
             self.consumers[c].phase = Phase::Done;
             return;
         };
+        let piece = self.piece_of(c, k);
         let con = &mut self.consumers[c];
         let from = std::mem::replace(&mut con.at, access.run_on);
         con.step = k;
@@ -363,8 +427,15 @@ impl Run<'_> {
                 left: self.state,
             }
         } else {
-            Phase::Reading { left: self.piece }
+            Phase::Reading { left: piece }
         };
+    }
+
+    /// Consumer `c`'s piece at step `k`: the nominal size, `1 ± jitter`.
+    fn piece_of(&self, c: usize, k: usize) -> f64 {
+        let h = splitmix64(self.seed ^ splitmix64(((c as u64) << 32) ^ k as u64));
+        let u = (h >> 11) as f64 / (1u64 << 53) as f64;
+        self.piece * (1.0 + self.jitter * (2.0 * u - 1.0))
     }
 
     /// Tight: once nobody is moving or reading, everyone waiting moves on.
@@ -372,6 +443,10 @@ impl Run<'_> {
         let busy = |p: Phase| matches!(p, Phase::Moving { .. } | Phase::Reading { .. });
         if self.sync != SyncMode::Tight || self.consumers.iter().any(|c| busy(c.phase)) {
             return;
+        }
+        if self.consumers.iter().any(|c| c.phase == Phase::Waiting) {
+            self.now += self.barrier;
+            self.barrier_total += self.barrier;
         }
         for c in 0..self.consumers.len() {
             if self.consumers[c].phase == Phase::Waiting {
@@ -407,9 +482,40 @@ impl Run<'_> {
             bottleneck,
             bottleneck_share,
             events: self.events,
+            barrier_seconds: self.barrier_total,
             resources,
         }
     }
+}
+
+/// One tight barrier on `machine` with `threads` consumers, in seconds.
+fn barrier_seconds(machine: &Machine, threads: usize, opts: &SimOptions) -> f64 {
+    let levels = (threads.max(2) as f64).log2().ceil();
+    let ns = opts.barrier_ns.unwrap_or_else(|| {
+        let local = (0..machine.socket_count())
+            .filter_map(|s| machine.socket(s).memory_latency_ns)
+            .fold(0.0, f64::max);
+        let hop = machine
+            .links
+            .iter()
+            .filter_map(|l| l.latency_ns)
+            .fold(0.0, f64::max);
+        let transfer = if local > 0.0 {
+            local + hop
+        } else {
+            DEFAULT_TRANSFER_NS
+        };
+        2.0 * levels * transfer
+    });
+    ns * 1e-9
+}
+
+/// A 64-bit mix (SplitMix64's finalizer), for the jitter.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The kind of resource (memory, links, thread cap) that set the rate of
@@ -463,18 +569,126 @@ mod tests {
     use super::*;
     use numakit_topology::presets;
 
-    fn run(preset: &str, per: usize, strategy: Strategy, sync: SyncMode) -> SimResult {
+    /// Every step alike: no jitter, free barriers (the flow model alone).
+    fn ideal() -> SimOptions {
+        SimOptions {
+            jitter: 0.0,
+            barrier_ns: Some(0.0),
+            ..SimOptions::default()
+        }
+    }
+
+    fn run_with(
+        preset: &str,
+        per: usize,
+        (strategy, sync): (Strategy, SyncMode),
+        opts: &SimOptions,
+    ) -> SimResult {
         let topo = presets::topology(preset).unwrap();
         let sockets = topo.compute_nodes().len();
         let schedule = Schedule::build(Layout::new(sockets, per), strategy, 1);
-        simulate(
-            &topo,
-            &schedule,
-            sync,
+        simulate(&topo, &schedule, sync, opts, &Calibration::li_nehalem()).unwrap()
+    }
+
+    fn run(preset: &str, per: usize, strategy: Strategy, sync: SyncMode) -> SimResult {
+        run_with(preset, per, (strategy, sync), &ideal())
+    }
+
+    #[test]
+    fn jitter_makes_tight_steps_wait_for_the_slowest() {
+        let ring = (Strategy::Ring, SyncMode::Tight);
+        let smooth = run_with("nehalem-ex-4s", 8, ring, &ideal());
+        let jittered = SimOptions {
+            barrier_ns: Some(0.0),
+            ..SimOptions::default()
+        };
+        let rough = run_with("nehalem-ex-4s", 8, ring, &jittered);
+        assert!(rough.gbs < smooth.gbs, "{} !< {}", rough.gbs, smooth.gbs);
+        // Each step lasts as long as its largest piece: at most 5% more.
+        assert!(rough.gbs > smooth.gbs / (1.0 + DEFAULT_JITTER) - 1e-9);
+        // Li: the ring is slightly faster tight than loose.
+        let loose = run_with(
+            "nehalem-ex-4s",
+            8,
+            (Strategy::Ring, SyncMode::Loose),
             &SimOptions::default(),
-            &Calibration::li_nehalem(),
-        )
-        .unwrap()
+        );
+        let tight = run_with("nehalem-ex-4s", 8, ring, &SimOptions::default());
+        assert!(tight.gbs > loose.gbs, "{} !> {}", tight.gbs, loose.gbs);
+    }
+
+    #[test]
+    fn tight_barriers_cost_their_time_and_loose_none() {
+        let costly = SimOptions {
+            jitter: 0.0,
+            barrier_ns: Some(1e6),
+            ..SimOptions::default()
+        };
+        let ring = |sync| run_with("nehalem-ex-4s", 2, (Strategy::Ring, sync), &costly);
+        let (tight, loose) = (ring(SyncMode::Tight), ring(SyncMode::Loose));
+        // 8 consumers, 8 steps: one barrier after each, 1 ms apiece.
+        assert!(
+            (tight.barrier_seconds - 8e-3).abs() < 1e-12,
+            "{}",
+            tight.barrier_seconds
+        );
+        assert_eq!(loose.barrier_seconds, 0.0);
+        assert!((tight.seconds - loose.seconds - 8e-3).abs() < 1e-6 * tight.seconds);
+        // By default a barrier is a few remote latencies: negligible here.
+        let default = run_with(
+            "nehalem-ex-4s",
+            8,
+            (Strategy::Ring, SyncMode::Tight),
+            &SimOptions::default(),
+        );
+        assert!(default.barrier_seconds > 0.0 && default.barrier_seconds < 1e-3 * default.seconds);
+    }
+
+    #[test]
+    fn loose_migration_forms_convoys_when_threads_drift() {
+        // One consumer per hardware thread: drifting consumers that land
+        // on one socket share its threads.
+        let opts = SimOptions {
+            jitter: 0.3,
+            ..SimOptions::default()
+        };
+        let loose = run_with(
+            "nehalem-ex-4s",
+            16,
+            (Strategy::Migration, SyncMode::Loose),
+            &opts,
+        );
+        let smooth = run_with(
+            "nehalem-ex-4s",
+            16,
+            (Strategy::Migration, SyncMode::Loose),
+            &ideal(),
+        );
+        assert!(loose.gbs < smooth.gbs, "{} !< {}", loose.gbs, smooth.gbs);
+    }
+
+    #[test]
+    fn bad_jitter_and_barrier_costs_are_refused() {
+        let topo = presets::topology("nehalem-ex-4s").unwrap();
+        let schedule = Schedule::build(Layout::new(4, 1), Strategy::Ring, 1);
+        let cal = Calibration::li_nehalem();
+        for opts in [
+            SimOptions {
+                jitter: 1.0,
+                ..SimOptions::default()
+            },
+            SimOptions {
+                jitter: f64::NAN,
+                ..SimOptions::default()
+            },
+            SimOptions {
+                barrier_ns: Some(-1.0),
+                ..SimOptions::default()
+            },
+        ] {
+            let got = simulate(&topo, &schedule, SyncMode::Tight, &opts, &cal);
+            assert!(matches!(got, Err(SimError::BadOption(_))), "{opts:?}");
+        }
     }
 
     #[test]
@@ -507,7 +721,7 @@ mod tests {
         let schedule = Schedule::build(Layout::new(4, 4), Strategy::MigrationCopy, 1);
         let none = SimOptions {
             state_bytes: 0.0,
-            ..SimOptions::default()
+            ..ideal()
         };
         let cal = Calibration::li_nehalem();
         let free = simulate(&topo, &schedule, SyncMode::Tight, &none, &cal).unwrap();

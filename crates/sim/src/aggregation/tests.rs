@@ -57,7 +57,12 @@ fn reads_only(schedule: &Schedule, piece: f64, state: f64) -> Vec<Vec<Task>> {
 fn reads_alone_match_the_shuffle_simulation() {
     let machine = Machine::new(&topo("nehalem-ex-4s")).unwrap();
     let cal = AggOptions::default().calibration;
-    let opts = SimOptions::default();
+    // The aggregation engine has no jitter or barrier cost of its own.
+    let opts = SimOptions {
+        jitter: 0.0,
+        barrier_ns: Some(0.0),
+        ..SimOptions::default()
+    };
     let layout = Layout::new(4, 8);
     for strategy in Strategy::ALL {
         let schedule = Schedule::build(layout, strategy, opts.seed);
