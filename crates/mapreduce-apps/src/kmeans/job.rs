@@ -215,4 +215,28 @@ mod tests {
             reference::kmeans(&wide, limits)
         );
     }
+
+    #[test]
+    fn wide_generated_values_leave_the_pairs_and_equal_the_reference() {
+        let pool = crate::test_pool::pool(2);
+        let rt = Runtime::new(&pool);
+        // Past 16 bits: the widest grid whose 3-d squared distances fit 32
+        // bits, and the full range, whose distances and sums wrap (and
+        // whose iterations need not end: a limit stops them).
+        let limits = KmeansLimits {
+            max_iterations: Some(30),
+        };
+        for grid in [37_838, crate::numeric::FULL_RANGE_MODULUS] {
+            let params = KmeansParams {
+                points: 4000,
+                dim: 3,
+                clusters: 20,
+                grid_size: grid,
+            };
+            let input = generate(&params, 2).unwrap();
+            assert!(!crate::kmeans::search::NearestSearch::new(&input).uses_pairs());
+            let (out, _) = run(&rt, &input, limits).unwrap();
+            assert_eq!(out, reference::kmeans(&input, limits), "grid {grid}");
+        }
+    }
 }

@@ -3,7 +3,9 @@
 //!
 //! The original, when asked to create its files, writes `A` and then `B`,
 //! every value `rand() % 11` (values 0 to 10) after `srand(time(NULL))`;
-//! [`generate`] draws the same from a seed. The files are raw native
+//! [`generate`] draws the same from a seed, and [`generate_below`] any
+//! other range (`rand() % modulus`; the original reads such matrices from
+//! its files). The files are raw native
 //! `int`s ([`crate::numeric::int_file`]), row-major, no header, named
 //! [`FILE_A`] and [`FILE_B`] in the working directory. A file that is not
 //! whole rows, or not as many rows as its side, is an error, not a guess.
@@ -20,12 +22,28 @@ pub const FILE_B: &str = "matrix_file_B.txt";
 /// Values are `rand() % VALUE_MODULUS`.
 pub const VALUE_MODULUS: u32 = 11;
 
-/// Two `side × side` matrices, `A` then `B`, from `seed`'s stream.
+/// Two `side × side` matrices, `A` then `B`, from `seed`'s stream, every
+/// value `rand() % 11` as the original's.
 pub fn generate(side: usize, seed: u32) -> MatrixPair {
+    pair_below(side, VALUE_MODULUS, seed)
+}
+
+/// Two `side × side` matrices, `A` then `B`, from `seed`'s stream, every
+/// value `rand() % modulus` (`0..modulus`; with
+/// [`crate::numeric::FULL_RANGE_MODULUS`] nearly every non-negative
+/// `int`, whose products need the 32-bit kernel).
+pub fn generate_below(side: usize, modulus: u32, seed: u32) -> Result<MatrixPair, MatrixError> {
+    if modulus == 0 {
+        return Err(MatrixError::ZeroModulus);
+    }
+    Ok(pair_below(side, modulus, seed))
+}
+
+fn pair_below(side: usize, modulus: u32, seed: u32) -> MatrixPair {
     let mut rand = CRand::new(seed);
     let mut draw = || -> Vec<i32> {
         (0..side * side)
-            .map(|_| rand.below(VALUE_MODULUS) as i32)
+            .map(|_| rand.below(modulus) as i32)
             .collect()
     };
     let a = SquareMatrix {
@@ -114,6 +132,20 @@ mod tests {
             .values()
             .iter()
             .all(|v| (0..11).contains(v)));
+    }
+
+    #[test]
+    fn other_ranges_draw_from_the_same_stream() {
+        assert_eq!(generate_below(9, VALUE_MODULUS, 5).unwrap(), generate(9, 5));
+        let wide = generate_below(2, crate::numeric::FULL_RANGE_MODULUS, 1).unwrap();
+        assert_eq!(
+            wide.a().values(),
+            [1804289383, 846930886, 1681692777, 1714636915]
+        );
+        assert!(matches!(
+            generate_below(2, 0, 1),
+            Err(MatrixError::ZeroModulus)
+        ));
     }
 
     #[test]

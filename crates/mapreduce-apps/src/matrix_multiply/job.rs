@@ -68,4 +68,20 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn full_range_values_leave_the_pair_kernel_and_wrap_as_the_reference() {
+        let pool = pool(2);
+        let rt = Runtime::new(&pool);
+        let full = crate::numeric::FULL_RANGE_MODULUS;
+        for (n, modulus) in [(33, full), (70, full), (41, 1 << 16), (20, 1 << 20)] {
+            let pair = gen::generate_below(n, modulus, 7).unwrap();
+            assert!(
+                !crate::matrix_multiply::kernel::ProductKernel::new(&pair).uses_pairs(),
+                "n = {n}, modulus {modulus}: values past 16 bits"
+            );
+            let (product, _) = run(&rt, &pair).unwrap();
+            assert_eq!(product, reference::multiply(&pair), "n = {n}");
+        }
+    }
 }

@@ -55,6 +55,9 @@ pub enum MatrixError {
         /// Side of B.
         b: usize,
     },
+    /// Values must be drawn from a non-empty range.
+    #[error("the value modulus must be at least 1")]
+    ZeroModulus,
     /// A matrix file could not be read or written.
     #[error("matrix file: {0}")]
     File(#[from] IntFileError),

@@ -20,6 +20,14 @@ pub mod wide;
 pub use c_rand::CRand;
 pub use int_file::IntFileError;
 
+/// The widest value range the generators draw, as a modulus of `rand()`:
+/// `rand() % 2147483647`, every value from 0 to 2^31 - 2 (all that
+/// `rand()` returns but its largest, which becomes 0). It is the largest
+/// grid the Phoenix++ k-means and PCA programs accept (`-s`, a C `int`),
+/// so they draw the same values from it. Such values need the kernels'
+/// 32- and 64-bit paths: their 16-bit multiply-adds no longer apply.
+pub const FULL_RANGE_MODULUS: u32 = i32::MAX as u32;
+
 /// Map tasks per worker the numeric jobs aim for (enough to balance
 /// uneven tasks and stolen time, few enough that each task is a few
 /// hundred microseconds at the reference sizes).

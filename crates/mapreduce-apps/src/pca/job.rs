@@ -149,4 +149,30 @@ mod tests {
             assert_eq!(out, reference::pca(&m), "{rows}x{cols}");
         }
     }
+
+    #[test]
+    fn full_range_values_take_the_wide_sums_and_equal_the_reference() {
+        use crate::pca::covariance::{choose_arithmetic, Arithmetic};
+        let pool = crate::test_pool::pool(2);
+        let rt = Runtime::new(&pool);
+        let full = crate::numeric::FULL_RANGE_MODULUS;
+        // The full range (sums that wrap in 64 bits), and grids just past
+        // what the 16-bit pairs allow.
+        for (rows, cols, grid) in [
+            (37, 45, full),
+            (64, 3, full),
+            (30, 200, 8000),
+            (9, 3, 65_536),
+        ] {
+            let m = gen::generate(rows, cols, grid, 3).unwrap();
+            let means: Vec<i64> = (0..rows).map(|i| crate::pca::row_mean(m.row(i))).collect();
+            assert_eq!(
+                choose_arithmetic(&m, &means),
+                Arithmetic::Wide,
+                "grid {grid}"
+            );
+            let (out, _) = run(&rt, &m).unwrap();
+            assert_eq!(out, reference::pca(&m), "{rows}x{cols}, grid {grid}");
+        }
+    }
 }

@@ -175,6 +175,10 @@ pub struct KmeansArgs {
     /// Clusters (at most 100, as the original).
     #[arg(long, default_value_t = 100, value_name = "K")]
     pub clusters: usize,
+
+    /// Values of the generated data (phoenix: the original's, 0 to 999).
+    #[command(flatten)]
+    pub values: ValueRangeArg,
 }
 
 /// The options of `numakit mapreduce matrix-multiply`.
@@ -187,6 +191,10 @@ pub struct MatrixArgs {
     /// Rows and columns of each matrix.
     #[arg(long, default_value_t = 500, value_name = "N")]
     pub size: usize,
+
+    /// Values of the generated data (phoenix: the original's, 0 to 10).
+    #[command(flatten)]
+    pub values: ValueRangeArg,
 }
 
 /// The options of `numakit mapreduce pca`.
@@ -203,4 +211,68 @@ pub struct PcaArgs {
     /// Columns of the matrix.
     #[arg(long, default_value_t = 500, value_name = "C")]
     pub cols: usize,
+
+    /// Values of the generated data (phoenix: the original's, 0 to 99).
+    #[command(flatten)]
+    pub values: ValueRangeArg,
+}
+
+/// `--value-range` of kmeans, pca and matrix-multiply: the range their
+/// generated values are drawn from, as `rand() % modulus`.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ValueRangeArg {
+    /// Range of the generated values, each `rand() % M`: `phoenix` (the
+    /// original program's M: 1000 for kmeans, 100 for pca, 11 for
+    /// matrix-multiply), `full` (M = 2147483647: 0 to 2^31 - 2, which
+    /// takes the kernels off their 16-bit multiply-adds), or a number M
+    /// (the originals' `-s M` for kmeans and pca; matrix-multiply's reads
+    /// such matrices from its files, see --generate).
+    #[arg(
+        long,
+        default_value = "phoenix",
+        value_name = "RANGE",
+        value_parser = parse_value_range,
+        conflicts_with = "input"
+    )]
+    pub value_range: ValueRange,
+}
+
+/// Which values the numeric applications generate (`--value-range`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueRange {
+    /// The original program's own range.
+    Phoenix,
+    /// `rand() % 2147483647`: nearly every non-negative `int`.
+    Full,
+    /// `rand() % M`.
+    Below(u32),
+}
+
+impl ValueRange {
+    /// The modulus of `rand()`, given the application's original one.
+    pub fn modulus(self, original: u32) -> u32 {
+        match self {
+            ValueRange::Phoenix => original,
+            ValueRange::Full => numakit_mapreduce_apps::numeric::FULL_RANGE_MODULUS,
+            ValueRange::Below(m) => m,
+        }
+    }
+}
+
+/// Parses `--value-range`: `phoenix`, `full`, or a modulus from 1 to
+/// 2147483647 (the originals take it as a C `int`).
+fn parse_value_range(text: &str) -> Result<ValueRange, String> {
+    match text {
+        "phoenix" => Ok(ValueRange::Phoenix),
+        "full" => Ok(ValueRange::Full),
+        _ => match text.parse::<u32>() {
+            Ok(m) if (1..=numakit_mapreduce_apps::numeric::FULL_RANGE_MODULUS).contains(&m) => {
+                Ok(ValueRange::Below(m))
+            }
+            _ => Err(format!(
+                "expected phoenix, full or a modulus from 1 to {}, got {text:?}",
+                numakit_mapreduce_apps::numeric::FULL_RANGE_MODULUS
+            )),
+        },
+    }
 }

@@ -49,11 +49,16 @@ pub fn run(app: &MapReduceApp, mode: PlacementMode, json_out: bool, quiet: bool)
         return Ok(());
     }
     let spinner = Spinner::new(quiet || json_out);
+    let kernel = kernel_path(&data);
     let mut reports = Vec::new();
     for t in sweep_threads(c)? {
         let pool = build_pool(c, t, mode)?;
         reports.push(measure(name, &pool, c, data.bytes(), &spinner, |rt| {
-            once(rt, &data, c.verify, c.output.is_some())
+            let mut outcome = once(rt, &data, c.verify, c.output.is_some())?;
+            if let Some(summary) = outcome.summary.as_object_mut() {
+                summary.insert("kernel".into(), json!(kernel));
+            }
+            Ok(outcome)
         })?);
     }
     spinner.finish();
@@ -75,6 +80,43 @@ impl Data {
             Data::Matrices(p) => 2 * p.side() * p.side(),
         }
     }
+}
+
+/// Which kernel the values allow and which instruction set it runs in, as
+/// the reports state it: the 16-bit pair multiply-adds while the values
+/// fit (the original ranges), 32- or 64-bit words past that; AVX2 where
+/// the CPU has it, else the build's baseline (SSE2 on x86-64).
+fn kernel_path(data: &Data) -> String {
+    let words = match data {
+        Data::Kmeans(input) => {
+            if kmeans::search::NearestSearch::new(input).uses_pairs() {
+                "16-bit pairs"
+            } else {
+                "32-bit words"
+            }
+        }
+        Data::Pca(m) => {
+            let means: Vec<i64> = (0..m.rows()).map(|i| pca::row_mean(m.row(i))).collect();
+            match pca::covariance::choose_arithmetic(m, &means) {
+                pca::covariance::Arithmetic::Pairs => "16-bit pairs",
+                pca::covariance::Arithmetic::Wide => "64-bit words",
+            }
+        }
+        Data::Matrices(p) => {
+            let fits = numakit_mapreduce_apps::numeric::pairs::fits_i16;
+            if fits(p.a().values()) && fits(p.b().values()) {
+                "16-bit pairs"
+            } else {
+                "32-bit words"
+            }
+        }
+    };
+    let isa = if numakit_mapreduce_apps::numeric::wide::available() {
+        "AVX2"
+    } else {
+        "baseline"
+    };
+    format!("{words}, {isa}")
 }
 
 /// Refuses sizes whose data would not fit under the memory limit, before
@@ -123,7 +165,7 @@ fn kmeans_input(a: &KmeansArgs, input: Option<&Path>, seed: u32) -> Result<Kmean
         points: a.points,
         dim: a.dims,
         clusters: a.clusters,
-        ..KmeansParams::default()
+        grid_size: a.values.value_range.modulus(kmeans::gen::DEFAULT_GRID_SIZE),
     };
     Ok(match input {
         Some(path) => {
@@ -137,14 +179,25 @@ fn kmeans_input(a: &KmeansArgs, input: Option<&Path>, seed: u32) -> Result<Kmean
 fn pca_input(a: &PcaArgs, input: Option<&Path>, seed: u32) -> Result<PcaMatrix> {
     Ok(match input {
         Some(path) => pca::gen::read_matrix(path, a.cols)?,
-        None => pca::gen::generate(a.rows, a.cols, pca::gen::DEFAULT_GRID_SIZE, seed)?,
+        None => pca::gen::generate(
+            a.rows,
+            a.cols,
+            a.values.value_range.modulus(pca::gen::DEFAULT_GRID_SIZE),
+            seed,
+        )?,
     })
 }
 
 fn matrix_input(a: &MatrixArgs, input: Option<&Path>, seed: u32) -> Result<MatrixPair> {
     Ok(match input {
         Some(dir) => matrix_multiply::gen::read_pair(dir, Some(a.size))?,
-        None => matrix_multiply::gen::generate(a.size, seed),
+        None => matrix_multiply::gen::generate_below(
+            a.size,
+            a.values
+                .value_range
+                .modulus(matrix_multiply::gen::VALUE_MODULUS),
+            seed,
+        )?,
     })
 }
 
