@@ -86,6 +86,7 @@ fn output_paths(command: &Command) -> Vec<(&'static str, PathBuf)> {
             add("--save", &a.matrix.save);
         }
         Command::Cluster(ClusterCommand::Join(a)) => add("--chart", &a.chart),
+        Command::Bench(BenchCommand::Locks(a)) => add("--chart", &a.chart),
         Command::Probe(_)
         | Command::Run(_)
         | Command::Topo(_)

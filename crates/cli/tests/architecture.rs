@@ -13,6 +13,7 @@ const STACK: &[&str] = &[
     "topology",
     "io",
     "placement",
+    "sync",
     "pool",
     "shuffle",
     "sim",

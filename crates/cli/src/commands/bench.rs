@@ -1,4 +1,7 @@
-//! `numakit bench ...`: benchmarks measured side by side in one run.
+//! `numakit bench ...`: benchmarks measured side by side in one run
+//! (`bench pool` here, `bench locks` in [`locks`]).
+
+pub mod locks;
 
 use clap::{Args, Subcommand};
 use std::time::Instant;
@@ -24,6 +27,7 @@ pub fn run(command: &BenchCommand, mode: PlacementMode, json: bool, quiet: bool)
             output::report(json, &report, || render(&report))?;
             Ok(())
         }
+        BenchCommand::Locks(args) => locks::run(args, mode, json, quiet),
     }
 }
 
@@ -198,6 +202,10 @@ pub enum BenchCommand {
     /// Parallel sum of node-placed u64 through the pool vs plain threads
     /// reading the same memory, plus the cost of dispatching one task.
     Pool(PoolBenchArgs),
+    /// Locks under contention (std Mutex, ticket, cohort, flat combining):
+    /// acquisitions per second, handoffs between nodes per 1,000
+    /// acquisitions, and the uncontended cost of each.
+    Locks(locks::LockBenchArgs),
 }
 
 /// The options of `numakit bench pool`.
