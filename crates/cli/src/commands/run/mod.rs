@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod cluster;
+pub mod locks;
 pub mod mapreduce;
 pub mod ops;
 pub mod probe;
@@ -43,6 +44,8 @@ struct RunOutput {
     probe_skipped: Option<String>,
     cluster: Option<cluster::ClusterSummary>,
     cluster_skipped: Option<String>,
+    locks: Option<locks::LocksSummary>,
+    locks_skipped: Option<String>,
 }
 
 /// The simulator's view of Li's four-socket machine.
@@ -120,7 +123,7 @@ struct PartPlacement {
 
 /// Runs the main job: every section in turn on one pool, then the report.
 /// A section that may be skipped here (the shuffle, the distributed join)
-/// says why; the reduction, operators, MapReduce and probe must succeed, or
+/// says why; the reduction, operators, MapReduce, probe and locks must succeed, or
 /// the command fails after printing the report.
 pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     let spinner = Spinner::new(quiet || json);
@@ -159,6 +162,11 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Resu
         Ok(summary) => (Some(summary), None),
         Err(why) => (None, Some(why)),
     };
+    spinner.phase("locks");
+    let (locks, locks_skipped) = match locks::locks(pool.placer()) {
+        Ok(summary) => (Some(summary), None),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
     let out = RunOutput {
         topology: topo_summary,
         doctor: doctor_summary,
@@ -174,6 +182,8 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Resu
         probe_skipped,
         cluster,
         cluster_skipped,
+        locks,
+        locks_skipped,
     };
     spinner.finish();
     output::report(json, &out, || render(&out, &report))?;
@@ -209,6 +219,9 @@ fn failures(out: &RunOutput) -> Result<()> {
     anyhow::ensure!(out.reduction.verified, "the reduction's result is wrong");
     if let Some(why) = &out.operators_skipped {
         anyhow::bail!("the operators failed: {why}");
+    }
+    if let Some(why) = &out.locks_skipped {
+        anyhow::bail!("the locks failed: {why}");
     }
     if let Some(why) = &out.mapreduce_skipped {
         anyhow::bail!("the MapReduce applications failed: {why}");
@@ -309,6 +322,12 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         &out.cluster_skipped,
         cluster::lines,
         "9. distributed join skipped",
+    ));
+    lines.extend(section(
+        &out.locks,
+        &out.locks_skipped,
+        locks::lines,
+        "10. locks failed",
     ));
     lines.join("\n")
 }
