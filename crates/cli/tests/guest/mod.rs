@@ -105,8 +105,11 @@ fn boot(run: &PathBuf, g: &Guest, bin: &str, script: &str) -> std::process::Outp
             // -v: the harness's own timings and QEMU's command line go to
             // stderr, which is shown only when the guest fails.
             "-v",
+            // A guest's commands take 15-60 s here (opt-level 1 test
+            // builds); a boot that hangs is given up after 300 s and
+            // retried, rather than holding the run for 10 minutes.
             "--timeout",
-            "600",
+            "300",
             "-n",
             &g.nodes.to_string(),
             "-c",
