@@ -13,7 +13,7 @@
 //! It does not create or rename files itself; [`crate::atomic`] does.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 /// The ending of every temporary file name.
 pub(crate) const SUFFIX: &str = ".numakit-tmp";
@@ -43,9 +43,20 @@ pub(crate) fn forget(path: &Path) {
 /// Removes every temporary file this process is writing; returns how many
 /// were removed. For an interrupted process: the writes never finish.
 pub fn remove_pending_temporaries() -> usize {
-    let paths = match PENDING.lock() {
-        Ok(mut pending) => std::mem::take(&mut *pending),
-        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+    remove_pending_where(|_| true)
+}
+
+/// Removes the pending temporaries `chosen` picks (and stops tracking
+/// them); the others stay registered. Tests use it to remove only their
+/// own: writes of other tests run in the same process at the same time.
+fn remove_pending_where(chosen: impl Fn(&Path) -> bool) -> usize {
+    let paths: Vec<PathBuf> = {
+        let mut pending = PENDING.lock().unwrap_or_else(PoisonError::into_inner);
+        let (picked, kept) = std::mem::take(&mut *pending)
+            .into_iter()
+            .partition(|p: &PathBuf| chosen(p));
+        *pending = kept;
+        picked
     };
     paths
         .iter()
@@ -141,8 +152,10 @@ mod tests {
             .join(temporary_name("x.csv", std::process::id(), 999));
         std::fs::write(&path, b"partial").unwrap();
         register(&path);
-        assert!(remove_pending_temporaries() >= 1);
+        // Only this test's own: other tests' writes are pending meanwhile.
+        let mine = |p: &Path| p.starts_with(directory.path());
+        assert_eq!(remove_pending_where(mine), 1);
         assert!(!path.exists());
-        forget(&path);
+        assert_eq!(remove_pending_where(mine), 0, "no longer tracked");
     }
 }
