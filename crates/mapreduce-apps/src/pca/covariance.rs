@@ -11,20 +11,24 @@
 //! 32767`): the 16-bit pair kernel ([`crate::numeric::pairs`],
 //! [`Arithmetic::Pairs`]) computes the same numbers four times as fast as
 //! 32-bit multiplies would. The original's default grid of 100 is there
-//! for up to 219 000 columns. Otherwise the sums run in wrapping `i64`
-//! ([`crate::numeric::gemm`], [`Arithmetic::Wide`]), exactly the
-//! original's.
+//! for up to 219 000 columns. Otherwise the sums run in wrapping `i64`,
+//! exactly the original's: when every centred value fits `i32` (values
+//! drawn from 0..2^31, the widest grid the original accepts), each
+//! product is an exact 32 × 32 → 64-bit one, a `vpmuldq` lane with AVX2
+//! ([`crate::numeric::gemm::multiply_narrow`], [`Arithmetic::Products32`]);
+//! past that, full 64-bit multiplies ([`crate::numeric::gemm`],
+//! [`Arithmetic::Wide`]).
 //!
 //! It does not compute the means (see [`crate::pca::row_mean`]) nor split
 //! work among threads.
 
-use crate::numeric::gemm::{self, Extent, PackedColumns, Word};
+use crate::numeric::gemm::{self, Extent, PackedColumns};
 
 use crate::numeric::pairs::{self, PackedPairs, PairRows};
 use crate::pca::{triangle_offset, PcaMatrix};
 
 /// Columns per packed panel for `i64`.
-const WIDE_PANEL: usize = 8;
+const WIDE_PANEL: usize = gemm::NARROW_PANEL;
 
 /// Which arithmetic the covariance sums run in (all give the same
 /// numbers; see the module docs).
@@ -32,6 +36,8 @@ const WIDE_PANEL: usize = 8;
 pub enum Arithmetic {
     /// 16-bit values, multiplied in pairs into 32-bit sums.
     Pairs,
+    /// Values that fit 32 bits, multiplied into 64-bit sums (wrapping).
+    Products32,
     /// 64-bit values and sums, wrapping.
     Wide,
 }
@@ -48,7 +54,7 @@ pub struct CovarianceKernel<'a> {
 #[derive(Clone, Debug)]
 enum Packed {
     Pairs(PackedPairs),
-    Wide(PackedColumns<i64, WIDE_PANEL>),
+    Wide(PackedColumns<i64, WIDE_PANEL>, Arithmetic),
 }
 
 impl<'a> CovarianceKernel<'a> {
@@ -61,6 +67,9 @@ impl<'a> CovarianceKernel<'a> {
         let (rows, cols) = (matrix.rows(), matrix.cols());
         let centred = |k: usize, j: usize| i64::from(matrix.row(j)[k]) - means[j];
         let packed = match choose_arithmetic(matrix, means) {
+            narrow_or_wide @ (Arithmetic::Products32 | Arithmetic::Wide) => {
+                Packed::Wide(PackedColumns::from_fn(cols, rows, centred), narrow_or_wide)
+            }
             Arithmetic::Pairs => {
                 Packed::Pairs(PackedPairs::from_columns(cols, rows, |j, column| {
                     for (slot, &v) in column.iter_mut().zip(matrix.row(j)) {
@@ -68,7 +77,6 @@ impl<'a> CovarianceKernel<'a> {
                     }
                 }))
             }
-            Arithmetic::Wide => Packed::Wide(PackedColumns::from_fn(cols, rows, centred)),
         };
         CovarianceKernel {
             matrix,
@@ -81,7 +89,7 @@ impl<'a> CovarianceKernel<'a> {
     pub fn arithmetic(&self) -> Arithmetic {
         match self.packed {
             Packed::Pairs(_) => Arithmetic::Pairs,
-            Packed::Wide(_) => Arithmetic::Wide,
+            Packed::Wide(_, arithmetic) => arithmetic,
         }
     }
 
@@ -108,8 +116,15 @@ impl<'a> CovarianceKernel<'a> {
                 );
                 self.gather(first, end, &sums, |s| i64::from(s) / divisor, out);
             }
-            Packed::Wide(b) => {
-                let sums = self.product(&self.centred_block::<i64>(first, end), b, first, rows);
+            Packed::Wide(b, arithmetic) => {
+                let block = self.centred_block::<i64>(first, end);
+                let mut sums = vec![0i64; rows * self.matrix.rows()];
+                let extent = Extent::UpperFrom { first_row: first };
+                if *arithmetic == Arithmetic::Products32 {
+                    gemm::multiply_narrow(&block, b, &mut sums, extent);
+                } else {
+                    gemm::multiply(&block, b, &mut sums, extent);
+                }
                 self.gather(first, end, &sums, |s| s / divisor, out);
             }
         }
@@ -143,18 +158,6 @@ impl<'a> CovarianceKernel<'a> {
                     .map(move |&v| T::try_from(i64::from(v) - mean).unwrap_or_default())
             })
             .collect()
-    }
-
-    fn product<T: Word, const P: usize>(
-        &self,
-        block: &[T],
-        b: &PackedColumns<T, P>,
-        first: usize,
-        rows: usize,
-    ) -> Vec<T> {
-        let mut sums = vec![T::default(); rows * self.matrix.rows()];
-        gemm::multiply(block, b, &mut sums, Extent::UpperFrom { first_row: first });
-        sums
     }
 
     /// Copies the on-or-above-diagonal sums of rows `first..end`, each
@@ -217,6 +220,8 @@ pub fn choose_arithmetic(matrix: &PcaMatrix, means: &[i64]) -> Arithmetic {
     // With cols >= 2 the bound implies largest <= 32767; checked anyway.
     if sums_fit_i32 && largest <= i16::MAX as u64 {
         Arithmetic::Pairs
+    } else if largest <= i32::MAX as u64 {
+        Arithmetic::Products32
     } else {
         Arithmetic::Wide
     }
@@ -261,19 +266,43 @@ mod tests {
     }
 
     #[test]
-    fn large_values_take_the_wide_kernel_and_wrap_alike() {
+    fn large_values_take_the_64_bit_kernels_and_wrap_alike() {
         let mut rand = crate::numeric::CRand::new(3);
         let values: Vec<i32> = (0..9 * 13)
-            .map(|_| rand.next_rand() as i32 * if rand.next_rand() % 2 == 0 { 1 } else { -1 })
+            .map(|_| {
+                (rand.next_rand() % (1 << 30)) as i32
+                    * if rand.next_rand() % 2 == 0 { 1 } else { -1 }
+            })
             .collect();
         let m = PcaMatrix::new(9, 13, values).unwrap();
         let (got, arithmetic) = triangle(&m, &[2, 5]);
-        assert_eq!(arithmetic, Arithmetic::Wide);
+        assert_eq!(arithmetic, Arithmetic::Products32);
         assert_eq!(got, reference::pca(&m).covariance);
+        // Centred values at both limits of i32 still take the 32-bit
+        // products; one past them takes full 64-bit multiplies.
+        let limits = PcaMatrix::new(1, 2, vec![i32::MIN + 1, i32::MAX]).unwrap();
+        assert_eq!(
+            triangle(&limits, &[1]),
+            (reference::pca(&limits).covariance, Arithmetic::Products32)
+        );
         let extremes = PcaMatrix::new(2, 2, vec![i32::MIN, i32::MAX, i32::MAX, i32::MIN]).unwrap();
         assert_eq!(
-            triangle(&extremes, &[1]).0,
-            reference::pca(&extremes).covariance
+            triangle(&extremes, &[1]),
+            (reference::pca(&extremes).covariance, Arithmetic::Wide)
+        );
+        let wide: Vec<i32> = (0..6 * 40)
+            .map(|i| {
+                if i % 3 == 0 {
+                    i32::MIN + i
+                } else {
+                    i32::MAX - i * 7
+                }
+            })
+            .collect();
+        let m = PcaMatrix::new(6, 40, wide).unwrap();
+        assert_eq!(
+            triangle(&m, &[4]),
+            (reference::pca(&m).covariance, Arithmetic::Wide)
         );
     }
 
@@ -285,11 +314,12 @@ mod tests {
             triangle(&m, &[1]),
             (reference::pca(&m).covariance, Arithmetic::Pairs)
         );
-        // Row (0, 65535): mean 32767, centred (-32767, 32768): too wide.
+        // Row (0, 65535): mean 32767, centred (-32767, 32768): too wide
+        // for the pairs.
         let m = PcaMatrix::new(1, 2, vec![0, 65_535]).unwrap();
         assert_eq!(
             triangle(&m, &[1]),
-            (reference::pca(&m).covariance, Arithmetic::Wide)
+            (reference::pca(&m).covariance, Arithmetic::Products32)
         );
     }
 

@@ -151,7 +151,7 @@ mod tests {
     }
 
     #[test]
-    fn full_range_values_take_the_wide_sums_and_equal_the_reference() {
+    fn full_range_values_take_the_32_bit_products_and_equal_the_reference() {
         use crate::pca::covariance::{choose_arithmetic, Arithmetic};
         let pool = crate::test_pool::pool(2);
         let rt = Runtime::new(&pool);
@@ -168,7 +168,7 @@ mod tests {
             let means: Vec<i64> = (0..rows).map(|i| crate::pca::row_mean(m.row(i))).collect();
             assert_eq!(
                 choose_arithmetic(&m, &means),
-                Arithmetic::Wide,
+                Arithmetic::Products32,
                 "grid {grid}"
             );
             let (out, _) = run(&rt, &m).unwrap();

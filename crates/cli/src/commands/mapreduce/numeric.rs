@@ -99,6 +99,7 @@ fn kernel_path(data: &Data) -> String {
             let means: Vec<i64> = (0..m.rows()).map(|i| pca::row_mean(m.row(i))).collect();
             match pca::covariance::choose_arithmetic(m, &means) {
                 pca::covariance::Arithmetic::Pairs => "16-bit pairs",
+                pca::covariance::Arithmetic::Products32 => "32-bit values, 64-bit sums",
                 pca::covariance::Arithmetic::Wide => "64-bit words",
             }
         }
