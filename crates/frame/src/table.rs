@@ -9,7 +9,10 @@
 //! This module holds data and answers questions about it; it does not
 //! read files (`load`), encode keys (`keys`) or run operators.
 
-use arrow_array::{ArrayRef, RecordBatch};
+use std::collections::HashSet;
+
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_data::ArrayData;
 use arrow_schema::SchemaRef;
 
 use crate::error::{FrameError, Result};
@@ -230,12 +233,25 @@ impl Table {
         })
     }
 
-    /// Bytes of memory the table's buffers take.
+    /// Bytes of memory the table's buffers take, each buffer once.
     pub fn memory_bytes(&self) -> u64 {
-        self.parts
-            .iter()
-            .map(|p| p.batch.get_array_memory_size() as u64)
-            .sum()
+        let all: Vec<usize> = (0..self.schema.fields().len()).collect();
+        self.columns_memory_bytes(&all)
+    }
+
+    /// Bytes of memory the buffers of `columns` take. A buffer is counted
+    /// once however many parts share it: parts cut from one batch without
+    /// copying (a caller's table shared among workers) would otherwise
+    /// count it once per part.
+    pub fn columns_memory_bytes(&self, columns: &[usize]) -> u64 {
+        let mut seen = HashSet::new();
+        let mut total = 0u64;
+        for part in &self.parts {
+            for &c in columns {
+                add_buffers(&part.batch.column(c).to_data(), &mut seen, &mut total);
+            }
+        }
+        total
     }
 
     /// The first `rows` rows, as batches (zero-copy slices).
@@ -253,6 +269,20 @@ impl Table {
             left -= take;
         }
         out
+    }
+}
+
+/// Adds the bytes of `data`'s buffers (and its children's) not `seen`
+/// before, keyed by the allocation they belong to.
+fn add_buffers(data: &ArrayData, seen: &mut HashSet<usize>, total: &mut u64) {
+    let nulls = data.nulls().map(|n| n.buffer());
+    for buffer in data.buffers().iter().chain(nulls) {
+        if seen.insert(buffer.data_ptr().as_ptr() as usize) {
+            *total += buffer.capacity() as u64;
+        }
+    }
+    for child in data.child_data() {
+        add_buffers(child, seen, total);
     }
 }
 
@@ -279,6 +309,26 @@ mod tests {
             (part_of(r), row_of(r)),
             (u32::MAX as usize, u32::MAX as usize)
         );
+    }
+
+    #[test]
+    fn slices_of_one_batch_count_its_buffers_once() {
+        let whole = batch((0..1000).collect());
+        let one = Table::from_batches("t", whole.schema(), vec![whole.clone()], 1).unwrap();
+        let sliced =
+            Table::from_batches("t", whole.schema(), Table::split_for(vec![whole], 10), 4).unwrap();
+        assert_eq!(sliced.parts().len(), 100);
+        assert_eq!(sliced.memory_bytes(), one.memory_bytes());
+        assert!(one.memory_bytes() >= 8000, "{}", one.memory_bytes());
+        // Separate allocations add up.
+        let two = Table::from_batches(
+            "t",
+            batch(vec![0]).schema(),
+            vec![batch((0..1000).collect()), batch((0..1000).collect())],
+            1,
+        )
+        .unwrap();
+        assert_eq!(two.columns_memory_bytes(&[0]), 2 * one.memory_bytes());
     }
 
     #[test]

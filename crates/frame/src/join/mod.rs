@@ -87,16 +87,7 @@ fn keyless(codes: &[PartCodes]) -> u64 {
 /// Average bytes per row of the given columns of `table`.
 fn row_bytes(table: &Table, columns: &[usize]) -> u64 {
     let rows = table.rows().max(1) as u64;
-    let bytes: u64 = table
-        .parts()
-        .iter()
-        .flat_map(|p| {
-            columns
-                .iter()
-                .map(|&c| p.batch.column(c).get_array_memory_size() as u64)
-        })
-        .sum();
-    bytes / rows + 1
+    table.columns_memory_bytes(columns) / rows + 1
 }
 
 /// Joins `left` and `right` (tables holding at least the plan's read

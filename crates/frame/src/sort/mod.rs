@@ -448,15 +448,7 @@ fn sorted(
 }
 
 fn projected_bytes(table: &Table, columns: &[usize]) -> u64 {
-    table
-        .parts()
-        .iter()
-        .flat_map(|p| {
-            columns
-                .iter()
-                .map(|&c| p.batch.column(c).get_array_memory_size() as u64)
-        })
-        .sum()
+    table.columns_memory_bytes(columns)
 }
 
 fn batch_of(table: &Table, columns: &[usize], rows: &[Option<RowRef>]) -> Result<RecordBatch> {
