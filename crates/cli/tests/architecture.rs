@@ -23,6 +23,7 @@ const STACK: &[&str] = &[
     "mapreduce-apps",
     "probe",
     "cluster",
+    "python",
     "cli",
 ];
 
