@@ -30,6 +30,16 @@ fn local_runs_equal_the_single_machine_join() {
             "3",
             vec!["--right-keys", "zipf:1.2:20000", "--order", "all-at-once"],
         ),
+        // Chakraborty's generator: PQRS keys on both sides.
+        (
+            "2",
+            vec![
+                "--left-keys",
+                "pqrs:0.4:0.1:0.2:40000",
+                "--right-keys",
+                "pqrs:0.3:0.2:0.2:40000",
+            ],
+        ),
         (
             "4",
             vec![

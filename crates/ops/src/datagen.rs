@@ -13,7 +13,10 @@
 //!   of `n_build` rows, every row matches exactly once (Balkesen et al.'s
 //!   workload A);
 //! - `zipf`: keys `1..=n` with P(k) proportional to 1/k^s;
-//! - `sequential`: keys `1..=n` in order (an adversary for naive hashing).
+//! - `sequential`: keys `1..=n` in order (an adversary for naive hashing);
+//! - `sparse`: keys drawn from G random 64-bit values;
+//! - `pqrs`: Wang et al.'s PQRS model ([`pqrs`]), bursts in time and hot
+//!   key ranges at every scale, as Chakraborty et al. generate their joins.
 //!
 //! This module makes data; it does not read or write files.
 
@@ -27,6 +30,14 @@ use numakit_pool::Pool;
 use crate::error::{OpsError, Result};
 use crate::relation::Relation;
 use crate::tuple::Tuple;
+
+pub mod pqrs;
+
+pub use pqrs::Pqrs;
+
+/// The key domain of `pqrs:P:Q:R` when none is given: Chakraborty et al.'s
+/// D (Table I).
+pub const PQRS_DOMAIN: u64 = 800_000;
 
 /// A key distribution.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -65,16 +76,20 @@ pub enum KeyDist {
         /// Number of distinct keys, at least 1.
         groups: u64,
     },
+    /// Keys of the PQRS model in `1..=domain`, rows in time order
+    /// (`pqrs:P:Q:R[:DOMAIN]`, S = 1 - P - Q - R; see [`pqrs`]).
+    Pqrs(Pqrs),
 }
 
 impl KeyDist {
     /// Parses `uniform:MAX`, `dense`, `fk:BUILD_ROWS`, `zipf:S` or
-    /// `zipf:S:DISTINCT`, and `sequential`. `rows` is the relation's size,
-    /// the default number of distinct Zipf keys.
+    /// `zipf:S:DISTINCT`, `sequential`, `sparse:GROUPS` and
+    /// `pqrs:P:Q:R[:DOMAIN]` (domain default [`PQRS_DOMAIN`]). `rows` is the
+    /// relation's size, the default number of distinct Zipf keys.
     pub fn parse(spec: &str, rows: u64) -> Result<Self> {
         let bad = || {
             OpsError::InvalidArgument(format!(
-                "bad key distribution `{spec}` (uniform:MAX, sparse:GROUPS, dense, fk:BUILD_ROWS, zipf:S[:DISTINCT], sequential)"
+                "bad key distribution `{spec}` (uniform:MAX, sparse:GROUPS, dense, fk:BUILD_ROWS, zipf:S[:DISTINCT], sequential, pqrs:P:Q:R[:DOMAIN])"
             ))
         };
         let parts: Vec<&str> = spec.split(':').collect();
@@ -87,6 +102,18 @@ impl KeyDist {
             ["fk", n] => KeyDist::ForeignKey {
                 build_rows: num(n)?,
             },
+            ["pqrs", p, q, r] | ["pqrs", p, q, r, _] => {
+                let share = |x: &str| x.parse::<f64>().map_err(|_| bad());
+                KeyDist::Pqrs(Pqrs {
+                    p: share(p)?,
+                    q: share(q)?,
+                    r: share(r)?,
+                    domain: match parts.get(4) {
+                        Some(d) => num(d)?,
+                        None => PQRS_DOMAIN,
+                    },
+                })
+            }
             ["zipf", s] | ["zipf", s, _] => KeyDist::Zipf {
                 exponent: s.parse().map_err(|_| bad())?,
                 distinct: match parts.get(2) {
@@ -110,6 +137,10 @@ impl KeyDist {
             KeyDist::Zipf { exponent, .. } if !(exponent >= 0.0 && exponent.is_finite()) => {
                 bad("the zipf exponent must be a finite number >= 0")
             }
+            KeyDist::Pqrs(model) => match model.problem() {
+                Some(why) => bad(why),
+                None => Ok(()),
+            },
             _ => Ok(()),
         }
     }
@@ -227,6 +258,10 @@ pub fn generate_rows(pool: &Pool, spec: &GenSpec, rows: std::ops::Range<u64>) ->
             let i = first + j as u64;
             Tuple::new(sparse_key(splitmix64(seed ^ i) % groups), i)
         }),
+        KeyDist::Pqrs(model) => Relation::from_fn(pool, len, |j| {
+            let i = first + j as u64;
+            Tuple::new(model.key(i, spec.rows, seed ^ splitmix64(i)), i)
+        }),
         KeyDist::Zipf { distinct, exponent } => {
             let zipf = Zipf::new(distinct as f64, exponent)
                 .map_err(|e| OpsError::InvalidArgument(format!("zipf: {e}")))?;
@@ -260,6 +295,12 @@ mod tests {
             },
             KeyDist::Sequential,
             KeyDist::Sparse { groups: 40 },
+            KeyDist::Pqrs(Pqrs {
+                p: 0.4,
+                q: 0.1,
+                r: 0.2,
+                domain: 500,
+            }),
         ];
         for keys in dists {
             let spec = GenSpec {
@@ -358,9 +399,31 @@ mod tests {
             "fk:0",
             "nope",
             "zipf:1:0",
+            "pqrs:0.5:0.5",
+            "pqrs:0.5:0.5:0.5",
+            "pqrs:0.1:0.1:0.1:0",
+            "pqrs:x:0.1:0.1",
         ] {
             assert!(KeyDist::parse(bad, 10).is_err(), "{bad}");
         }
+        assert_eq!(
+            KeyDist::parse("pqrs:0.4:0.1:0.2", 1).unwrap(),
+            KeyDist::Pqrs(Pqrs {
+                p: 0.4,
+                q: 0.1,
+                r: 0.2,
+                domain: PQRS_DOMAIN
+            })
+        );
+        assert_eq!(
+            KeyDist::parse("pqrs:0.25:0.25:0.25:1024", 1).unwrap(),
+            KeyDist::Pqrs(Pqrs {
+                p: 0.25,
+                q: 0.25,
+                r: 0.25,
+                domain: 1024
+            })
+        );
         assert_eq!(
             KeyDist::parse("fk:16_000", 1).unwrap(),
             KeyDist::ForeignKey { build_rows: 16000 }

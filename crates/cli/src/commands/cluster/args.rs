@@ -71,7 +71,9 @@ pub struct ClusterJoinArgs {
     pub rows_s: u64,
 
     /// Generated R's keys, as in `join`: dense (a primary key), uniform:MAX,
-    /// zipf:S\[:DISTINCT\], sequential, fk:N.
+    /// zipf:S\[:DISTINCT\], sequential, fk:N, sparse:GROUPS, or
+    /// pqrs:P:Q:R\[:DOMAIN\] (Chakraborty et al.'s generator, Wang et al.'s
+    /// PQRS model; e.g. pqrs:0.4:0.1:0.2, keys 1..800000).
     #[arg(long, default_value = "dense", value_name = "DIST")]
     pub left_keys: String,
 

@@ -98,7 +98,10 @@ pub struct JoinArgs {
     pub right_rows: u64,
 
     /// Generated R's keys: dense (a primary key), uniform:MAX, zipf:S\[:DISTINCT\],
-    /// sequential, fk:N.
+    /// sequential, fk:N, sparse:GROUPS, or pqrs:P:Q:R\[:DOMAIN\] (Wang et
+    /// al.'s PQRS model, the generator of Chakraborty et al.'s joins:
+    /// quadrant shares P, Q, R and S = 1 - P - Q - R over rows in time
+    /// order x keys 1..DOMAIN, default 800000).
     #[arg(long, default_value = "dense", value_name = "DIST")]
     pub left_keys: String,
 
