@@ -54,6 +54,18 @@ fn every_text_app_is_verified_on_generated_input() {
             .map(|n| n["local"].as_u64().unwrap() + n["stolen"].as_u64().unwrap())
             .sum();
         assert!(tasks > 0, "{app}: map tasks counted: {r}");
+        // Phoenix's Figure 10: where each phase's worker time went.
+        let cpu = &r["cpu"];
+        let total: f64 = ["split", "map", "reduce", "merge"]
+            .iter()
+            .flat_map(|p| ["user", "system", "idle"].map(|k| cpu[p][k].as_f64().unwrap()))
+            .sum();
+        let map = &cpu["map"];
+        assert!(
+            map["user"].as_f64().unwrap() + map["system"].as_f64().unwrap() > 0.0,
+            "{app}: the map phase used CPU time: {cpu}"
+        );
+        assert!(total > 0.0, "{app}: {cpu}");
     }
 }
 
@@ -208,6 +220,49 @@ fn a_sweep_reports_every_thread_count() {
             "phases {sum} s exceed the job's {job} s: {s}"
         );
     }
+}
+
+#[test]
+fn the_container_changes_nothing_but_speed() {
+    for app in TEXT_APPS {
+        let mut results = Vec::new();
+        for container in ["array", "fixed-hash:64", "hash:1", "array:2"] {
+            let r = json(&[
+                "mapreduce",
+                app,
+                "--size-mib",
+                "1",
+                "--container",
+                container,
+                "--verify",
+                "--json",
+                "--quiet",
+            ]);
+            assert_eq!(r["verified"], Value::Bool(true), "{app} {container}: {r}");
+            let mut summary = r["summary"].clone();
+            let ran = summary["container"].take();
+            assert!(
+                ran.as_str()
+                    .is_some_and(|s| s.starts_with(container.split(':').next().unwrap())),
+                "{app} {container}: {ran}"
+            );
+            results.push(summary);
+        }
+        assert!(
+            results.windows(2).all(|w| w[0] == w[1]),
+            "{app}: {results:?}"
+        );
+    }
+    let (ok, _, err) = numakit(&["mapreduce", "histogram", "--container", "fixed-hash"]);
+    assert!(
+        !ok && err.contains("fixed-hash:4096") && err.lines().count() == 1,
+        "{err}"
+    );
+    let (ok, _, err) = numakit(&["mapreduce", "pca", "--container", "hash"]);
+    assert!(
+        !ok && err.contains("--container applies to") && err.lines().count() == 1,
+        "{err}"
+    );
 }
 
 #[test]

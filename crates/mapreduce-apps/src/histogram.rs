@@ -190,7 +190,7 @@ pub fn run(rt: &Runtime, file: &[u8], opts: &JobOptions) -> Result<Histograms, M
     let layout = layout(file).map_err(|e| MapReduceError::InvalidInput(e.to_string()))?;
     let pixels = &file[layout.offset..layout.offset + layout.row_bytes * layout.height as usize];
     let opts = JobOptions {
-        container: ContainerKind::Array { keys: BINS },
+        container: opts.container.or(Some(ContainerKind::Array { keys: BINS })),
         order: OutputOrder::ByKey,
         ..opts.clone()
     };

@@ -14,7 +14,8 @@ use rand::RngExt;
 use crate::text::rng;
 
 /// The sums, in key order: SX, SY, SXX, SYY, SXY.
-const SUMS: usize = 5;
+/// The sums the job keys (x, y, x², y², xy): its array container's slots.
+pub const SUMS: usize = 5;
 
 /// Wrapping sums, as the original's unsigned 64-bit ones.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -174,7 +175,7 @@ pub fn run(
     opts: &JobOptions,
 ) -> Result<(Fit, JobStats), MapReduceError> {
     let opts = JobOptions {
-        container: ContainerKind::Array { keys: SUMS },
+        container: opts.container.or(Some(ContainerKind::Array { keys: SUMS })),
         order: OutputOrder::ByKey,
         ..opts.clone()
     };

@@ -94,7 +94,9 @@ pub fn run(
     opts: &JobOptions,
 ) -> Result<([u64; 4], JobStats), MapReduceError> {
     let opts = JobOptions {
-        container: ContainerKind::Array { keys: WORDS.len() },
+        container: opts
+            .container
+            .or(Some(ContainerKind::Array { keys: WORDS.len() })),
         order: OutputOrder::ByKey,
         ..opts.clone()
     };

@@ -106,6 +106,7 @@ pub fn run<'a>(
     upper_case(rt, text)?;
     let text: &'a [u8] = text;
     let opts = JobOptions {
+        container: opts.container.or(default_options().container),
         order: OutputOrder::ByJob,
         ..opts.clone()
     };
@@ -119,7 +120,7 @@ pub fn run<'a>(
 /// The options word count runs with by default: a growable table.
 pub fn default_options() -> JobOptions {
     JobOptions {
-        container: ContainerKind::GrowableHash { capacity: 1 << 14 },
+        container: Some(ContainerKind::GrowableHash { capacity: 1 << 14 }),
         ..JobOptions::default()
     }
 }

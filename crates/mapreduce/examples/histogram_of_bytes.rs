@@ -53,7 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let input = Input::open(&pool, path.as_ref(), InputMode::Mmap { populate: true })?;
     let options = JobOptions {
-        container: ContainerKind::Array { keys: 256 },
+        container: Some(ContainerKind::Array { keys: 256 }),
         order: OutputOrder::ByKey,
         ..JobOptions::default()
     };

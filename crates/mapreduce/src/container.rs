@@ -48,6 +48,48 @@ impl Default for ContainerKind {
     }
 }
 
+impl ContainerKind {
+    /// Parses the CLI's `--container`: `array` (slots for `own_keys`, the
+    /// application's key range), `array:N`, `fixed-hash:N` (N buckets per
+    /// worker), `hash` (growable, the default start) or `hash:N` (room for
+    /// N keys per worker before it first grows).
+    pub fn parse(spec: &str, own_keys: usize) -> Result<Self, String> {
+        let (name, size) = match spec.split_once(':') {
+            Some((name, size)) => {
+                let size: usize = size.trim().parse().map_err(|_| {
+                    format!("container size `{size}` in `{spec}` is not a whole number")
+                })?;
+                (name.trim(), Some(size))
+            }
+            None => (spec.trim(), None),
+        };
+        match (name, size) {
+            ("array", size) => Ok(Self::Array {
+                keys: size.unwrap_or(own_keys),
+            }),
+            ("fixed-hash", Some(buckets)) if buckets > 0 => Ok(Self::FixedHash { buckets }),
+            ("fixed-hash", _) => Err(format!(
+                "`{spec}`: a fixed hash table needs its buckets per worker, e.g. fixed-hash:4096"
+            )),
+            ("hash", size) => Ok(Self::GrowableHash {
+                capacity: size.unwrap_or(1024),
+            }),
+            _ => Err(format!(
+                "unknown container `{spec}` (array, array:N, fixed-hash:N, hash, hash:N)"
+            )),
+        }
+    }
+
+    /// The container as `parse` reads it (`fixed-hash:4096`).
+    pub fn spec(&self) -> String {
+        match self {
+            Self::Array { keys } => format!("array:{keys}"),
+            Self::FixedHash { buckets } => format!("fixed-hash:{buckets}"),
+            Self::GrowableHash { capacity } => format!("hash:{capacity}"),
+        }
+    }
+}
+
 /// The hash every container and the reduce merge agree on.
 pub(crate) fn hash_of<K: Hash>(key: &K) -> u64 {
     foldhash::fast::FixedState::with_seed(0x006e_756d_616b_6974).hash_one(key)
@@ -267,5 +309,25 @@ mod tests {
         let mut two = merged[1].1 .0.clone();
         two.sort();
         assert_eq!(two, vec![2, 3]);
+    }
+    #[test]
+    fn container_specs_parse_and_print_back() {
+        for (spec, kind) in [
+            ("array", ContainerKind::Array { keys: 768 }),
+            ("array:12", ContainerKind::Array { keys: 12 }),
+            (
+                "fixed-hash:4096",
+                ContainerKind::FixedHash { buckets: 4096 },
+            ),
+            ("hash", ContainerKind::GrowableHash { capacity: 1024 }),
+            ("hash:16", ContainerKind::GrowableHash { capacity: 16 }),
+        ] {
+            let parsed = ContainerKind::parse(spec, 768).unwrap();
+            assert_eq!(parsed, kind, "{spec}");
+            assert_eq!(ContainerKind::parse(&parsed.spec(), 0).unwrap(), parsed);
+        }
+        for bad in ["fixed-hash", "fixed-hash:0", "array:x", "tree", "hash:-1"] {
+            assert!(ContainerKind::parse(bad, 8).is_err(), "{bad}");
+        }
     }
 }

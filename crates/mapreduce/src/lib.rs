@@ -77,4 +77,4 @@ pub use input::{Input, InputMode};
 pub use job::{Emitter, Job, Split};
 pub use order::OutputOrder;
 pub use runtime::{JobOptions, JobOutput, Runtime, DEFAULT_CHUNK_BYTES};
-pub use stats::{JobStats, NodeTasks, PhaseSeconds};
+pub use stats::{CpuSplit, JobStats, NodeTasks, PhaseCpu, PhaseSeconds};

@@ -27,7 +27,7 @@ use crate::error::{MapReduceError, Result};
 use crate::job::{Emitter, Job, Split};
 use crate::locality;
 use crate::order::{self, OutputOrder};
-use crate::stats::{per_node_tasks, JobStats, PhaseSeconds};
+use crate::stats::{per_node_tasks, CpuMark, JobStats, PhaseCpu, PhaseSeconds};
 use crate::{Pairs, Parts};
 
 /// Default bytes of input per map task: big enough that task overhead is
@@ -41,9 +41,10 @@ const PARTS_PER_WORKER: usize = 4;
 /// How to run a job.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JobOptions {
-    /// The container every worker folds its map output into (default: a
-    /// growable hash table).
-    pub container: ContainerKind,
+    /// The container every worker folds its map output into; `None`: the
+    /// job's own choice where it makes one (the applications do), else a
+    /// growable hash table.
+    pub container: Option<ContainerKind>,
     /// Records per map task; `None`: about [`DEFAULT_CHUNK_BYTES`] of
     /// input, fewer when that would leave workers idle.
     pub chunk_records: Option<usize>,
@@ -139,7 +140,7 @@ impl<'p> Runtime<'p> {
     ///     .build()?;
     /// let text = Input::place(&pool, b"a cat sat on the mat, a dog sat on a log")?;
     /// let opts = JobOptions {
-    ///     container: ContainerKind::Array { keys: 8 },
+    ///     container: Some(ContainerKind::Array { keys: 8 }),
     ///     chunk_records: Some(8),
     ///     order: OutputOrder::ByKey,
     ///     ..JobOptions::default()
@@ -164,24 +165,37 @@ impl<'p> Runtime<'p> {
         }
         let mut seconds = PhaseSeconds::default();
         let started = Instant::now();
+        let mut marks = vec![CpuMark::now()];
         let target = opts
             .chunk_records
             .unwrap_or_else(|| default_chunk::<J::Record>(input.len(), workers));
         let splits = job.split(input, target.max(1));
         let (homes, located) = locality::home_nodes(self.pool, input, &splits);
         seconds.split = lap(&started);
+        marks.push(CpuMark::now());
 
         let before = self.pool.stats();
-        let stores = self.map(job, input, &splits, &homes, opts.container, parts)?;
+        let stores = self.map(
+            job,
+            input,
+            &splits,
+            &homes,
+            opts.container.unwrap_or_default(),
+            parts,
+        )?;
         let after = self.pool.stats();
         seconds.map = lap(&started) - seconds.split;
+        marks.push(CpuMark::now());
 
         let reduced = self.reduce(job, stores, parts)?;
         seconds.reduce = lap(&started) - seconds.split - seconds.map;
+        marks.push(CpuMark::now());
 
         let pairs = order::merge(self.pool, job, reduced, opts.order)?;
         seconds.merge = lap(&started) - seconds.split - seconds.map - seconds.reduce;
+        marks.push(CpuMark::now());
         let stats = JobStats {
+            cpu: phase_cpu(&marks, workers),
             seconds,
             map_tasks: splits.len(),
             reduce_partitions: parts,
@@ -380,4 +394,15 @@ pub(crate) fn finish_phase(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// The splits between five marks (start, then each phase's end).
+fn phase_cpu(marks: &[CpuMark], workers: usize) -> Option<PhaseCpu> {
+    let split = |i: usize| marks.get(i)?.until(marks.get(i + 1)?, workers);
+    Some(PhaseCpu {
+        split: split(0)?,
+        map: split(1)?,
+        reduce: split(2)?,
+        merge: split(3)?,
+    })
 }

@@ -1,7 +1,9 @@
 //! What a job run measured: the wall-clock time of each phase (split,
-//! map, reduce and merge, as Phoenix times them) and where its map tasks
-//! ran. It does not split time into user, system and idle (Phoenix's
-//! Figure 10).
+//! map, reduce and merge, as Phoenix times them), where each phase's
+//! worker time went (user, system, idle: Phoenix's Figure 10, from
+//! `getrusage` at the phase boundaries) and where its map tasks ran.
+
+use std::time::Instant;
 
 use numakit_pool::WorkerStats;
 use numakit_topology::NodeId;
@@ -36,6 +38,64 @@ impl PhaseSeconds {
     }
 }
 
+/// Where one phase's worker time went, in seconds: CPU time in user and
+/// in system mode (the whole process's, so the calling thread's share of
+/// the work counts too), and the rest of the workers' wall time, idle
+/// (`wall x workers - user - system`, at least 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CpuSplit {
+    /// CPU time in user mode.
+    pub user: f64,
+    /// CPU time in the kernel (page faults, system calls).
+    pub system: f64,
+    /// Worker time spent neither: waiting for tasks, the phase's end, or
+    /// the CPU.
+    pub idle: f64,
+}
+
+/// [`CpuSplit`] of each phase (Phoenix's Figure 10).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct PhaseCpu {
+    /// Cutting the input and locating the splits.
+    pub split: CpuSplit,
+    /// The map tasks.
+    pub map: CpuSplit,
+    /// Partitioning, merging and reducing.
+    pub reduce: CpuSplit,
+    /// Joining the reduced partitions.
+    pub merge: CpuSplit,
+}
+
+/// A point in wall-clock and process CPU time; `None` CPU time where
+/// `getrusage` fails (then no split is reported).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CpuMark {
+    wall: Instant,
+    cpu: Option<(f64, f64)>,
+}
+
+impl CpuMark {
+    /// Now.
+    pub(crate) fn now() -> Self {
+        CpuMark {
+            wall: Instant::now(),
+            cpu: numakit_placement::sys::process_cpu_seconds().ok(),
+        }
+    }
+
+    /// The split of the time from `self` to `later` over `workers`.
+    pub(crate) fn until(&self, later: &CpuMark, workers: usize) -> Option<CpuSplit> {
+        let ((u0, s0), (u1, s1)) = (self.cpu?, later.cpu?);
+        let (user, system) = ((u1 - u0).max(0.0), (s1 - s0).max(0.0));
+        let wall = later.wall.duration_since(self.wall).as_secs_f64();
+        Some(CpuSplit {
+            user,
+            system,
+            idle: (wall * workers as f64 - user - system).max(0.0),
+        })
+    }
+}
+
 /// Map tasks of one node: run by its own workers, or stolen by others.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct NodeTasks {
@@ -62,6 +122,9 @@ pub struct JobStats {
     pub splits_located: bool,
     /// Map tasks per node, in the order the nodes' workers come in the pool.
     pub per_node: Vec<NodeTasks>,
+    /// User, system and idle time of each phase; `None` where the
+    /// process's CPU time cannot be read.
+    pub cpu: Option<PhaseCpu>,
 }
 
 /// The map phase's task counts per node: the pool's counters after the

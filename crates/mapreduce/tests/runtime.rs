@@ -78,7 +78,7 @@ fn run_words(rt: &Runtime, text: &[u8], opts: &JobOptions) -> Vec<(Vec<u8>, u64)
 
 fn by_job(container: ContainerKind, chunk: Option<usize>) -> JobOptions {
     JobOptions {
-        container,
+        container: Some(container),
         chunk_records: chunk,
         order: OutputOrder::ByJob,
         ..JobOptions::default()
@@ -164,7 +164,7 @@ where
         _c: std::marker::PhantomData,
     };
     let opts = JobOptions {
-        container,
+        container: Some(container),
         chunk_records: Some(97),
         order: OutputOrder::ByKey,
         ..JobOptions::default()

@@ -77,6 +77,20 @@ pub fn address_space_limit() -> Option<u64> {
     (ret == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
 }
 
+/// The CPU time the whole process has used so far, every thread
+/// included: (user, system) seconds (`getrusage(RUSAGE_SELF)`).
+pub fn process_cpu_seconds() -> io::Result<(f64, f64)> {
+    // SAFETY: rusage is plain integers, for which all-zero is valid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one rusage into the valid, owned struct.
+    let ret = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    if ret != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Ok((seconds(usage.ru_utime), seconds(usage.ru_stime)))
+}
+
 /// Restricts the calling thread to `cpus`.
 pub fn set_thread_affinity(cpus: &IdSet) -> io::Result<()> {
     let words = cpus.as_words();

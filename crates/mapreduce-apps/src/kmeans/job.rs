@@ -126,9 +126,9 @@ pub fn run(
     let blocks = split::records(points.coords().len(), points.dim(), per_task);
     let lengths: Vec<usize> = blocks.iter().map(|b| b.len() / points.dim()).collect();
     let opts = JobOptions {
-        container: ContainerKind::Array {
+        container: Some(ContainerKind::Array {
             keys: input.clusters(),
-        },
+        }),
         chunk_records: None,
         partitions: Some(1),
         order: OutputOrder::Unordered,

@@ -82,7 +82,7 @@ where
         records: PhantomData,
     };
     let opts = JobOptions {
-        container: ContainerKind::Array { keys: 0 },
+        container: Some(ContainerKind::Array { keys: 0 }),
         chunk_records: None,
         partitions: Some(1),
         order: OutputOrder::Unordered,

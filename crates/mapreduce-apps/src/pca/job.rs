@@ -82,9 +82,9 @@ fn means(rt: &Runtime, matrix: &PcaMatrix) -> Result<(Vec<i64>, PhaseSeconds), P
         rows_per_task: items_per_task(matrix.rows(), rt.pool().workers(), MIN_ROWS_PER_MEAN_TASK),
     };
     let opts = JobOptions {
-        container: ContainerKind::Array {
+        container: Some(ContainerKind::Array {
             keys: matrix.rows(),
-        },
+        }),
         chunk_records: None,
         partitions: None,
         order: OutputOrder::ByKey,

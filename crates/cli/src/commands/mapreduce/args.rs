@@ -100,8 +100,9 @@ pub struct MrCommon {
     pub verify: bool,
 
     /// Speedup from 1 thread to all, with the time of split, map, reduce
-    /// and merge at each thread count (the phases Phoenix times; not
-    /// Phoenix's Figure 10, which splits time into user, system and idle).
+    /// and merge at each thread count (the phases Phoenix times) and, for
+    /// the text applications, each phase's user, system and idle time
+    /// (Phoenix's Figure 10; every run reports it, in `--json` as `cpu`).
     #[arg(long)]
     pub sweep: bool,
 
@@ -116,6 +117,18 @@ pub struct MrCommon {
     /// Bytes of input per map task, in KiB (default: the runtime's).
     #[arg(long, value_name = "KIB")]
     pub chunk_kib: Option<usize>,
+
+    /// The container each worker folds its map output into (Phoenix
+    /// Figures 6 and 7): `array` (slots for the application's keys:
+    /// histogram 768, linear regression 5, string match 4; word count has
+    /// no key index, so its words go to the array's overflow table),
+    /// `array:N`, `fixed-hash:N` (N buckets per worker, never resized),
+    /// `hash` or `hash:N` (growable, room for N keys per worker at first).
+    /// It changes speed, never the result. Default: the application's
+    /// choice (an array for histogram, linear regression and string
+    /// match; hash:16384 for word count). Text applications only.
+    #[arg(long, value_name = "KIND")]
+    pub container: Option<String>,
 }
 
 impl MrCommon {

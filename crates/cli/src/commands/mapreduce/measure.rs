@@ -9,7 +9,7 @@ use crate::common::output;
 use crate::common::progress::Spinner;
 use crate::render::format::{bytes, median, table, Spread};
 use anyhow::{bail, Context, Result};
-use numakit_mapreduce::{JobStats, NodeTasks, PhaseSeconds, Runtime};
+use numakit_mapreduce::{CpuSplit, JobStats, NodeTasks, PhaseCpu, PhaseSeconds, Runtime};
 use numakit_placement::PlacementMode;
 use numakit_pool::Pool;
 use serde::Serialize;
@@ -34,6 +34,11 @@ pub struct AppReport {
     /// Map tasks per node (local and stolen) of the last repetition; empty
     /// for the numeric applications.
     pub map_tasks: Vec<NodeTasks>,
+    /// User, system and idle seconds of each phase in the last
+    /// repetition (Phoenix's Figure 10); `None` for the numeric
+    /// applications (whose iterations and map-only jobs report phases
+    /// only) or where the CPU time cannot be read.
+    pub cpu: Option<PhaseCpu>,
     /// Whether the last repetition's result equals the sequential
     /// reference; `None` without `--verify`.
     pub verified: Option<bool>,
@@ -53,6 +58,8 @@ pub struct Outcome {
     pub phases: PhaseSeconds,
     /// Map tasks per node, local and stolen (empty where not counted).
     pub map_tasks: Vec<NodeTasks>,
+    /// User, system and idle time of each phase, where measured.
+    pub cpu: Option<PhaseCpu>,
     /// The result in brief, as JSON.
     pub summary: Value,
     /// Whether the result equals the sequential reference; `None` when
@@ -121,6 +128,7 @@ pub fn measure(
         times,
         phases,
         map_tasks: last.map_tasks,
+        cpu: last.cpu,
         verified: last.verified,
         summary: last.summary,
         result: last.result,
@@ -142,6 +150,7 @@ impl Outcome {
             seconds,
             phases: stats.seconds,
             map_tasks: stats.per_node,
+            cpu: stats.cpu,
             summary,
             verified,
             result: None,
@@ -228,13 +237,35 @@ fn reports_text(reports: &[AppReport], top: usize) -> Result<String> {
     }
     let last = reports.last().context("no report")?;
     Ok(format!(
-        "{} on {} of input ({} repetition(s))\n{}\n{}",
+        "{} on {} of input ({} repetition(s))\n{}\n{}{}",
         last.app,
         bytes(last.input_bytes as u64),
         last.times.len(),
         table(&rows),
+        cpu_lines(reports),
         summary_line(last, top)
     ))
+}
+
+/// Where the workers' time went in each phase (user/system/idle seconds,
+/// last repetition), one line per thread count; empty when not measured.
+fn cpu_lines(reports: &[AppReport]) -> String {
+    let split =
+        |name: &str, c: &CpuSplit| format!("{name} {:.3}/{:.3}/{:.3}", c.user, c.system, c.idle);
+    reports
+        .iter()
+        .filter_map(|r| {
+            let cpu = r.cpu.as_ref()?;
+            Some(format!(
+                "workers' time on {} threads, user/system/idle s: {}, {}, {}, {}\n",
+                r.threads,
+                split("split", &cpu.split),
+                split("map", &cpu.map),
+                split("reduce", &cpu.reduce),
+                split("merge", &cpu.merge)
+            ))
+        })
+        .collect()
 }
 
 /// A summary's scalar fields as `name value` text (`pixels 30000, ...`);

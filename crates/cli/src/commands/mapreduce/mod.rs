@@ -13,7 +13,7 @@ pub mod results;
 
 use crate::common::progress::Spinner;
 use anyhow::{bail, Context, Result};
-use numakit_mapreduce::{Input, InputMode, JobOptions, Runtime};
+use numakit_mapreduce::{ContainerKind, Input, InputMode, JobOptions, Runtime};
 use numakit_mapreduce_apps::{histogram, linear_regression, string_match, word_count};
 use numakit_placement::PlacementMode;
 use numakit_pool::Pool;
@@ -73,6 +73,7 @@ fn text_app(
         }
         return Ok(());
     }
+    let container = container_of(app, c)?;
     let threads = sweep_threads(c)?;
     let spinner = Spinner::new(quiet || json_out);
     let mut reports = Vec::new();
@@ -81,7 +82,7 @@ fn text_app(
         spinner.set_prefix(format!("{app}: loading the input"));
         let mut input = load(&pool, app, c, size)?;
         let report = measure(app, &pool, c, input.len(), &spinner, |rt| {
-            one_run(app, rt, &mut input, a, c)
+            one_run(app, rt, &mut input, a, c, container)
         })?;
         reports.push(report);
     }
@@ -132,25 +133,57 @@ fn check_input_memory(app: &str, c: &MrCommon, size_mib: u64) -> Result<()> {
     }
 }
 
+/// The application's own key range: the slots of its array container.
+fn own_keys(app: &str) -> usize {
+    match app {
+        "histogram" => histogram::BINS,
+        "linear-regression" => linear_regression::SUMS,
+        "string-match" => string_match::WORDS.len(),
+        _ => 0,
+    }
+}
+
+/// The container that runs: `--container`, else the application's own.
+fn container_of(app: &str, c: &MrCommon) -> Result<ContainerKind> {
+    let chosen = match c.container.as_deref() {
+        Some(spec) => Some(
+            ContainerKind::parse(spec, own_keys(app))
+                .map_err(|e| crate::usage_error!("--container: {e}"))?,
+        ),
+        None => None,
+    };
+    Ok(chosen.unwrap_or(match app {
+        "word-count" => word_count::default_options().container.unwrap_or_default(),
+        other => ContainerKind::Array {
+            keys: own_keys(other),
+        },
+    }))
+}
+
 fn one_run(
     app: &str,
     rt: &Runtime,
     input: &mut Input,
     a: &TextArgs,
     c: &MrCommon,
+    container: ContainerKind,
 ) -> Result<Outcome> {
     let opts = JobOptions {
+        container: Some(container),
         chunk_records: c.chunk_kib.map(|k| k << 10),
         ..JobOptions::default()
     };
     let keep = c.output.is_some();
-    let outcome = match app {
+    let mut outcome = match app {
         "word-count" => word_count_run(rt, input, &opts, a.top, c.verify, keep)?,
         "histogram" => histogram_run(rt, input.bytes(), &opts, c.verify, keep)?,
         "linear-regression" => linear_regression_run(rt, input.bytes(), &opts, c.verify, keep)?,
         "string-match" => string_match_run(rt, input.bytes(), &opts, c.verify, keep)?,
         other => bail!("unknown application {other}"),
     };
+    if let Value::Object(summary) = &mut outcome.summary {
+        summary.insert("container".into(), json!(container.spec()));
+    }
     Ok(outcome)
 }
 
@@ -166,11 +199,7 @@ fn word_count_run(
     let text = input
         .bytes_mut()
         .context("word count needs writable input")?;
-    let wc = JobOptions {
-        chunk_records: opts.chunk_records,
-        ..word_count::default_options()
-    };
-    let (got, seconds) = timed(|| Ok(word_count::run(rt, text, &wc)?))?;
+    let (got, seconds) = timed(|| Ok(word_count::run(rt, text, opts)?))?;
     let verified = reference.map(|want| {
         want.len() == got.counts.len()
             && want

@@ -39,6 +39,10 @@ pub fn run(app: &MapReduceApp, mode: PlacementMode, json_out: bool, quiet: bool)
         _ => anyhow::bail!("not a numeric application"),
     };
     crate::usage_ensure!(c.reps() > 0, "--reps must be at least 1");
+    crate::usage_ensure!(
+        c.container.is_none(),
+        "--container applies to word-count, histogram, linear-regression and string-match; {name} keys one slot per mean, row or cell in its own array"
+    );
     check_memory(app, c)?;
     let data = load(app, c)?;
     if let Some(path) = &c.generate {
@@ -247,6 +251,7 @@ fn once(rt: &Runtime, data: &Data, verify: bool, keep: bool) -> Result<Outcome> 
         seconds,
         phases,
         map_tasks: Vec::new(),
+        cpu: None,
         summary,
         verified,
         result,
