@@ -112,6 +112,13 @@ pub enum Command {
     /// cross traffic), Kiefer's four experiments, and placement strategies
     /// for partitioned work; `--save` writes the machine for the simulator.
     Probe(crate::commands::probe::args::ProbeArgs),
+    /// Interference between co-located workloads (a scan, a cache-sized
+    /// hash probe, a pointer chase, a compute loop, the radix join, the
+    /// aggregation): each pair at the same time on two CPUs of a node (and
+    /// of two nodes where there are), each one's slowdown against running
+    /// alone, and each classified by cache sensitivity and bandwidth
+    /// appetite.
+    Interfere(crate::commands::interfere::InterfereArgs),
     /// Benchmarks (medians of repetitions, measured side by side).
     #[command(subcommand)]
     Bench(BenchCommand),

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::args::{BenchCommand, Cli, Command};
 use crate::commands::cluster::args::ClusterCommand;
 use crate::commands::{
-    bench, cluster, doctor, mapreduce, ops, probe, run, shuffle, simulate, topo,
+    bench, cluster, doctor, interfere, mapreduce, ops, probe, run, shuffle, simulate, topo,
 };
 
 /// Runs the command; `Ok(false)` means "completed, but report failure"
@@ -51,6 +51,9 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
         Command::Bench(which) => {
             bench::run(which, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
+        Command::Interfere(args) => {
+            interfere::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
+        }
     }
 }
 
@@ -88,6 +91,7 @@ fn output_paths(command: &Command) -> Vec<(&'static str, PathBuf)> {
         Command::Cluster(ClusterCommand::Join(a)) => add("--chart", &a.chart),
         Command::Bench(BenchCommand::Locks(a)) => add("--chart", &a.chart),
         Command::Probe(_)
+        | Command::Interfere(_)
         | Command::Run(_)
         | Command::Topo(_)
         | Command::Doctor

@@ -22,6 +22,7 @@ const STACK: &[&str] = &[
     "mapreduce",
     "mapreduce-apps",
     "probe",
+    "interfere",
     "cluster",
     "python",
     "cli",

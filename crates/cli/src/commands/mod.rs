@@ -5,6 +5,7 @@ pub mod bench;
 pub mod cluster;
 pub mod doctor;
 pub mod figures;
+pub mod interfere;
 pub mod mapreduce;
 pub mod ops;
 pub mod probe;

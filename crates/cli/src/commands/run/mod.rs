@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod cluster;
+pub mod interfere;
 pub mod locks;
 pub mod mapreduce;
 pub mod ops;
@@ -46,6 +47,8 @@ struct RunOutput {
     cluster_skipped: Option<String>,
     locks: Option<locks::LocksSummary>,
     locks_skipped: Option<String>,
+    interference: Option<interfere::InterfereSummary>,
+    interference_skipped: Option<String>,
 }
 
 /// The simulator's view of Li's four-socket machine.
@@ -167,6 +170,14 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Resu
         Ok(summary) => (Some(summary), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
+    spinner.phase("interference");
+    let cache_bytes = numakit_ops::cache_probe::measured(&pool).usable_bytes;
+    let (interference, interference_skipped) =
+        match interfere::interfere(pool.placer(), cache_bytes) {
+            Ok(Ok(summary)) => (Some(summary), None),
+            Ok(Err(why)) => (None, Some(why)),
+            Err(e) => (None, Some(format!("{e:#}"))),
+        };
     let out = RunOutput {
         topology: topo_summary,
         doctor: doctor_summary,
@@ -184,6 +195,8 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Resu
         cluster_skipped,
         locks,
         locks_skipped,
+        interference,
+        interference_skipped,
     };
     spinner.finish();
     output::report(json, &out, || render(&out, &report))?;
@@ -328,6 +341,12 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         &out.locks_skipped,
         locks::lines,
         "10. locks failed",
+    ));
+    lines.extend(section(
+        &out.interference,
+        &out.interference_skipped,
+        interfere::lines,
+        "11. interference skipped",
     ));
     lines.join("\n")
 }

@@ -1,0 +1,149 @@
+//! `numakit interfere`: the options, one call of the interfere crate's
+//! matrix, and the report (tables or JSON). The workloads, the pinned
+//! threads and the medians are the library's.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use numakit_interfere::matrix;
+use numakit_interfere::Cell;
+use numakit_interfere::{InterferenceReport, InterferenceRequest, Sizes, Workload};
+use numakit_placement::{PlacementMode, Placer};
+
+use crate::common::output;
+use crate::common::progress::Spinner;
+use crate::render::format::table;
+
+/// The options of `numakit interfere`.
+#[derive(Debug, Args)]
+pub struct InterfereArgs {
+    /// The workloads, run alone and in every ordered pair: scan, probe,
+    /// chase, compute, join, aggregate (default: all).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = workload)]
+    pub workloads: Vec<Workload>,
+
+    /// Milliseconds of each run.
+    #[arg(long, default_value_t = 200, value_name = "MS", value_parser = crate::common::parse::positive)]
+    pub ms: usize,
+
+    /// Repetitions of every run (order alternating); medians reported.
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = crate::common::parse::reps)]
+    pub reps: usize,
+
+    /// The probe's hash table, in MiB (default: the usable last-level
+    /// cache this machine measures, which can be far below what sysfs
+    /// says).
+    #[arg(long, value_name = "MIB", value_parser = crate::common::parse::positive)]
+    pub cache_mib: Option<usize>,
+}
+
+fn workload(text: &str) -> Result<Workload, String> {
+    text.parse()
+}
+
+/// The request the options ask for.
+pub fn request(args: &InterfereArgs) -> InterferenceRequest {
+    let cache_bytes = match args.cache_mib {
+        Some(mib) => (mib as u64) << 20,
+        None => numakit_ops::cache_probe::measure().usable_bytes,
+    };
+    InterferenceRequest {
+        workloads: if args.workloads.is_empty() {
+            Workload::ALL.to_vec()
+        } else {
+            args.workloads.clone()
+        },
+        duration: Duration::from_millis(args.ms as u64),
+        reps: args.reps,
+        sizes: Sizes::for_cache(cache_bytes),
+    }
+}
+
+/// Runs `numakit interfere`.
+pub fn run(args: &InterfereArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
+    let placer = Placer::new(Arc::new(numakit_topology::discover()?), mode);
+    let spinner = Spinner::new(quiet || json);
+    spinner.set_prefix("interfere");
+    let request = request(args);
+    let report = matrix::run(&placer, &request, &|what| {
+        spinner.set_prefix(what.to_string())
+    })
+    .map_err(|e| crate::usage_error!("{e}"))?;
+    spinner.finish();
+    output::report(json, &report, || render(&report))?;
+    Ok(())
+}
+
+/// A matrix as text: a row per victim, a column per aggressor.
+pub fn matrix_text(cells: &[Cell], workloads: &[Workload]) -> String {
+    let mut rows = vec![std::iter::once("victim \\ beside".to_string())
+        .chain(workloads.iter().map(|w| w.to_string()))
+        .collect::<Vec<_>>()];
+    for v in workloads {
+        let mut row = vec![v.to_string()];
+        for a in workloads {
+            let cell = cells.iter().find(|c| c.victim == *v && c.aggressor == *a);
+            row.push(cell.map_or("-".into(), |c| format!("{:.2}x", c.slowdown)));
+        }
+        rows.push(row);
+    }
+    table(&rows)
+}
+
+/// The report as text.
+pub fn render(r: &InterferenceReport) -> String {
+    let workloads: Vec<Workload> = r.alone.iter().map(|a| a.workload).collect();
+    let alone: Vec<String> = r
+        .alone
+        .iter()
+        .map(|a| format!("{} {:.3e} {}/s", a.workload, a.per_second, a.unit))
+        .collect();
+    let mut out = vec![
+        format!(
+            "interference: {} ms per run, medians of {}; probe table {} MiB (the usable last-level cache)",
+            r.run_ms,
+            r.reps,
+            r.sizes.cache_bytes >> 20
+        ),
+        format!("alone (CPU {}): {}", r.colocated_seats.victim.cpu, alone.join(", ")),
+        format!(
+            "slowdown co-located (CPUs {} and {}, node {}: shared last-level cache and memory):",
+            r.colocated_seats.victim.cpu, r.colocated_seats.aggressor.cpu, r.colocated_seats.victim.node
+        ),
+        matrix_text(&r.colocated, &workloads),
+    ];
+    match (&r.isolated, &r.isolated_seats) {
+        (Some(cells), Some(seats)) => {
+            out.push(format!(
+                "slowdown isolated (CPU {} on node {}, CPU {} on node {}):",
+                seats.victim.cpu, seats.victim.node, seats.aggressor.cpu, seats.aggressor.node
+            ));
+            out.push(matrix_text(cells, &workloads));
+        }
+        _ => out.push(format!(
+            "isolated: unavailable ({})",
+            r.isolated_unavailable.as_deref().unwrap_or("?")
+        )),
+    }
+    out.push(
+        "classes (sensitivity: its slowdown beside scan; appetite: scan's slowdown beside it):"
+            .into(),
+    );
+    for c in &r.classes {
+        let figure = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.2}x"));
+        out.push(format!(
+            "  {}: sensitivity {}, appetite {}: {} (declared: {})",
+            c.workload,
+            figure(c.cache_sensitivity),
+            figure(c.bandwidth_appetite),
+            c.measured,
+            c.declared
+        ));
+    }
+    if !r.placement_verified {
+        out.push("warning: some measuring threads were not seen on their node".into());
+    }
+    out.join("\n")
+}

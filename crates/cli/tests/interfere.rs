@@ -1,0 +1,63 @@
+//! `numakit interfere`: a short matrix as JSON and as text, and bad input
+//! as one line.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn numakit(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_numakit"))
+        .args(args)
+        .output()
+        .expect("numakit runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn a_short_matrix_has_every_pair_and_class() {
+    let args = [
+        "interfere",
+        "--workloads",
+        "scan,probe,compute",
+        "--ms",
+        "20",
+        "--reps",
+        "1",
+        "--cache-mib",
+        "1",
+        "--json",
+    ];
+    let (ok, out, err) = numakit(&args);
+    if !ok && err.contains("two CPUs of one node") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["colocated"].as_array().map(Vec::len), Some(9), "{v}");
+    assert_eq!(v["classes"].as_array().map(Vec::len), Some(3));
+    assert_eq!(v["sizes"]["cache_bytes"].as_u64(), Some(1 << 20));
+    let (ok, text, err) = numakit(&args[..args.len() - 1]);
+    assert!(ok, "{err}");
+    assert!(
+        text.contains("victim \\ beside") && text.contains("classes"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    for (args, want) in [
+        (vec!["interfere", "--workloads", "disk"], "unknown workload"),
+        (vec!["interfere", "--ms", "0"], "--ms"),
+        (vec!["interfere", "--reps", "0"], "--reps"),
+    ] {
+        let (ok, _, err) = numakit(&args);
+        assert!(!ok, "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
