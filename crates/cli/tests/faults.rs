@@ -113,16 +113,32 @@ fn a_full_disk_on_stdout_is_one_error_line() {
     }
 }
 
+/// The write end of a pipe whose read end is already closed.
+fn pipe_without_reader() -> Stdio {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe writes two new descriptors into the two-element array.
+    let made = unsafe { libc::pipe(fds.as_mut_ptr()) };
+    assert_eq!(made, 0, "pipe: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just made by pipe and belong to no one
+    // else; each OwnedFd closes its own exactly once.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    Stdio::from(writer)
+}
+
 #[test]
 fn a_reader_that_goes_away_ends_numakit_quietly() {
     for args in QUICK_COMMANDS {
+        // The reader is gone before the child exists: dropping the read
+        // end after spawning raced a quick command that had written its
+        // output into the pipe by then (and exited 0).
         let mut child = Command::new(env!("CARGO_BIN_EXE_numakit"))
             .args(*args)
-            .stdout(Stdio::piped())
+            .stdout(pipe_without_reader())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        drop(child.stdout.take()); // the reader is gone before anything is written
         let mut stderr = String::new();
         child
             .stderr
