@@ -537,3 +537,41 @@ fn cohort_lock_keeps_handoffs_on_the_node_in_a_four_node_guest() {
         "in no run did the ticket lock show the nodes contending (is the host too busy?)"
     );
 }
+
+/// `numakit interfere` on two nodes: the co-located pairs on two CPUs of
+/// node 0 and the isolated pairs on one CPU of each node, every measuring
+/// thread seen on its node. (The emulated guest's figures mean nothing;
+/// where the pairs ran is the point.)
+#[test]
+fn interference_pairs_run_co_located_and_isolated_in_a_two_node_guest() {
+    let Some(run) = harness_or_skip() else {
+        return;
+    };
+    let g = Guest {
+        nodes: 2,
+        cpus: 4,
+        distances: "flat",
+    };
+    let command = "interfere --json --quiet --placement strict --ms 30 --reps 1 --workloads scan,compute --cache-mib 1";
+    let out = in_guest(&run, &g, &[command]);
+    let report = json(&out[0]);
+    assert_eq!(
+        report["colocated"].as_array().map(Vec::len),
+        Some(4),
+        "{report}"
+    );
+    assert_eq!(
+        report["isolated"].as_array().map(Vec::len),
+        Some(4),
+        "{report}"
+    );
+    let (near, far) = (&report["colocated_seats"], &report["isolated_seats"]);
+    assert_eq!(
+        near["victim"]["node"], near["aggressor"]["node"],
+        "{report}"
+    );
+    assert_ne!(near["victim"]["cpu"], near["aggressor"]["cpu"], "{report}");
+    assert_ne!(far["victim"]["node"], far["aggressor"]["node"], "{report}");
+    assert_eq!(report["placement_verified"], true, "{report}");
+    assert!(report["isolated_unavailable"].is_null(), "{report}");
+}
