@@ -17,6 +17,7 @@ use crate::error::PlacementError;
 use crate::pages::PageLocation;
 use crate::placer::{current_affinity, current_cpu, PlacementMode, Placer};
 use crate::policy::{MemPolicy, Placement};
+use crate::resctrl::Resctrl;
 use crate::sys;
 
 /// The verdict of one check.
@@ -102,6 +103,8 @@ pub fn run(topology: Arc<Topology>) -> Report {
     checks.push(interleave_check(&placer));
     checks.push(migrate_check(&placer));
     checks.push(huge_page_check(&placer));
+    checks.extend(partitioning_checks());
+    checks.push(hardware_counters_check());
     for node in topology.compute_nodes() {
         checks.push(pinning_check(&placer, node));
     }
@@ -427,4 +430,98 @@ fn huge_page_check(placer: &Placer) -> Check {
             check("huge_page_placement", status, format!("a 4 MiB transparent-huge-page buffer bound to node {node}: base pages per node {counts:?}"))
         }
     }
+}
+
+/// Cache (CAT, CDP) and memory-bandwidth (MBA) partitioning through
+/// resctrl: what the machine offers, or the one reason it offers nothing.
+/// Reads only; no group is made.
+fn partitioning_checks() -> Vec<Check> {
+    let (cache, bandwidth) = ("cache_partitioning", "bandwidth_partitioning");
+    let resctrl = match Resctrl::system() {
+        Ok(r) => r,
+        Err(e) => {
+            let status = if e.is_unavailable() {
+                Status::Unavailable
+            } else {
+                Status::Fail
+            };
+            return vec![
+                check(cache, status, e.to_string()),
+                check(bandwidth, status, e.to_string()),
+            ];
+        }
+    };
+    let info = resctrl.info();
+    let offered = |name, summary: Option<String>, missing| match summary {
+        Some(detail) => check(name, Status::Pass, detail),
+        None => check(name, Status::Unavailable, missing),
+    };
+    vec![
+        offered(
+            cache,
+            info.cache_summary(),
+            "resctrl is mounted but offers no cache allocation (no info/L3 or info/L2)",
+        ),
+        offered(
+            bandwidth,
+            info.bandwidth_summary(),
+            "resctrl is mounted but offers no memory bandwidth allocation (no info/MB)",
+        ),
+    ]
+}
+
+/// Hardware performance counters for a thread (cycles, instructions, LLC
+/// references and misses): the events that opened and what a short loop
+/// counted, or the one reason there are none. Never a figure the kernel
+/// did not give.
+fn hardware_counters_check() -> Check {
+    use crate::counters::{self, CounterError, CounterGroup};
+    let name = "hardware_counters";
+    let group = match CounterGroup::hardware() {
+        Ok(group) => group,
+        Err(e @ CounterError::Unavailable { .. }) => {
+            let sources = counters::event_sources();
+            let sources = if sources.is_empty() {
+                "none listed".to_string()
+            } else {
+                sources.join(", ")
+            };
+            let detail = format!("{}; event sources here: {sources}", e.reason());
+            return check(name, Status::Unavailable, detail);
+        }
+        Err(e) => return check(name, Status::Fail, e.to_string()),
+    };
+    let (_, counted) = group.around(|| {
+        let mut x = std::hint::black_box(1u64);
+        for i in 0..1_000_000u64 {
+            x = std::hint::black_box(x.rotate_left(5) ^ i);
+        }
+        x
+    });
+    let opened: Vec<&str> = group.events().iter().map(|e| e.name()).collect();
+    let mut detail = format!("opened {}", opened.join(", "));
+    if let Some((_, why)) = group.missing().first() {
+        let missing: Vec<&str> = group.missing().iter().map(|(e, _)| e.name()).collect();
+        detail += &format!(" (not {}: {why})", missing.join(", "));
+    }
+    let counts = match counted {
+        Ok(counts) => counts,
+        Err(e) => return check(name, Status::Fail, format!("{detail}; {e}")),
+    };
+    if counts.running_ns == 0 {
+        detail += ", but the kernel never scheduled the group (its counters are taken)";
+        return check(name, Status::Unavailable, detail);
+    }
+    if counts.instructions == Some(0) || counts.cycles == Some(0) {
+        detail += ", but a million-round loop counted 0 cycles or instructions";
+        return check(name, Status::Fail, detail);
+    }
+    let figure = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    let ipc = counts.ipc().map_or("-".to_string(), |v| format!("{v:.2}"));
+    detail += &format!(
+        "; a million-round loop: {} instructions, {} cycles, IPC {ipc}",
+        figure(counts.instructions),
+        figure(counts.cycles)
+    );
+    check(name, Status::Pass, detail)
 }

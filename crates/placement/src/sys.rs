@@ -10,7 +10,9 @@
 //! `std::io::Error` carrying the kernel's errno. They do not validate node
 //! ids against a topology or decide policies: `policy`, `pin` and `buffer`
 //! do that. Linux only (glibc or musl through the `libc` crate), so that no
-//! system NUMA library is needed.
+//! system NUMA library is needed. The performance-counter calls
+//! ([`perf_event_open`], [`perf_event_ioctl`]) are here too; which events
+//! to open and what the counts mean is [`crate::counters`]'s.
 
 use std::io;
 
@@ -317,4 +319,112 @@ pub fn rename_exchange(a: &std::path::Path, b: &std::path::Path) -> io::Result<(
         }
         Err(e) => Err(e),
     }
+}
+
+/// `perf_event_attr` as the kernel first published it
+/// (`PERF_ATTR_SIZE_VER0`, 64 bytes; every later kernel accepts it). Only
+/// counting is done, so the sampling fields stay zero.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct PerfEventAttr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+/// `perf_event_open(2)` flag: the new descriptor is close-on-exec.
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+/// `ioctl` argument: apply the request to every event of the group.
+const PERF_IOC_FLAG_GROUP: libc::c_ulong = 1;
+
+/// One event to open with [`perf_event_open`]: the kernel's `type` and
+/// `config`, the `read_format` bits and the attribute bit field
+/// (`disabled`, `exclude_kernel`, ...), as `linux/perf_event.h` numbers
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerfEvent {
+    /// `PERF_TYPE_*`.
+    pub kind: u32,
+    /// The event within its type (`PERF_COUNT_HW_*`, `PERF_COUNT_SW_*`).
+    pub config: u64,
+    /// `PERF_FORMAT_*` bits.
+    pub read_format: u64,
+    /// The attribute bit field (bit 0 `disabled`, bit 5 `exclude_kernel`,
+    /// bit 6 `exclude_hv`, ...).
+    pub flags: u64,
+}
+
+/// Opens `event` for the calling thread on whichever CPU it runs (pid 0,
+/// cpu -1), as a member of `group` (its leader's descriptor) or as a new
+/// group's leader. The descriptor is close-on-exec.
+pub fn perf_event_open(
+    event: PerfEvent,
+    group: Option<std::os::fd::BorrowedFd<'_>>,
+) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let mut attr = PerfEventAttr {
+        kind: event.kind,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: event.config,
+        read_format: event.read_format,
+        flags: event.flags,
+        ..PerfEventAttr::default()
+    };
+    let group_fd = group.map_or(-1, |fd| fd.as_raw_fd());
+    // SAFETY: the kernel reads `attr.size` bytes of `attr`, a local that
+    // lives through the call (on E2BIG it writes the size it expects into
+    // `attr.size`, within the struct); the other arguments are integers:
+    // pid 0 (this thread), cpu -1 (any), `group_fd` a descriptor borrowed
+    // for the call or -1, and the flags.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &mut attr as *mut PerfEventAttr,
+            0 as libc::c_long,
+            -1 as libc::c_long,
+            libc::c_long::from(group_fd),
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    let fd = check(ret)?;
+    let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+    // SAFETY: a successful perf_event_open returns a new descriptor that
+    // nothing else owns; the OwnedFd closes it once.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// What [`perf_event_ioctl`] asks of a whole event group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerfRequest {
+    /// `PERF_EVENT_IOC_ENABLE`: start counting.
+    Enable,
+    /// `PERF_EVENT_IOC_DISABLE`: stop counting (the counts stay).
+    Disable,
+    /// `PERF_EVENT_IOC_RESET`: set the counts to zero.
+    Reset,
+}
+
+/// Applies `request` to the group whose leader is `leader`.
+pub fn perf_event_ioctl(
+    leader: std::os::fd::BorrowedFd<'_>,
+    request: PerfRequest,
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // _IO('$', n): no argument to copy, so the number is 0x2400 + n.
+    let number: libc::Ioctl = match request {
+        PerfRequest::Enable => 0x2400,
+        PerfRequest::Disable => 0x2401,
+        PerfRequest::Reset => 0x2403,
+    };
+    // SAFETY: these three requests take an integer argument (the group
+    // flag), not a pointer; the descriptor is borrowed for the call.
+    let ret = unsafe { libc::ioctl(leader.as_raw_fd(), number, PERF_IOC_FLAG_GROUP) };
+    check(ret as libc::c_long).map(drop)
 }
