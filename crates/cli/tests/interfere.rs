@@ -41,12 +41,22 @@ fn a_short_matrix_has_every_pair_and_class() {
     assert_eq!(v["colocated"].as_array().map(Vec::len), Some(9), "{v}");
     assert_eq!(v["classes"].as_array().map(Vec::len), Some(3));
     assert_eq!(v["sizes"]["cache_bytes"].as_u64(), Some(1 << 20));
+    // The victims' hardware counters, or one line saying why there are none.
+    match v["counters_unavailable"].as_str() {
+        Some(reason) => assert!(!reason.is_empty() && !reason.contains('\n'), "{reason}"),
+        None => assert_eq!(
+            v["colocated_counters"].as_array().map(Vec::len),
+            Some(9),
+            "{v}"
+        ),
+    }
     let (ok, text, err) = numakit(&args[..args.len() - 1]);
     assert!(ok, "{err}");
     assert!(
         text.contains("victim \\ beside") && text.contains("classes"),
         "{text}"
     );
+    assert!(text.contains("hardware counters"), "{text}");
 }
 
 #[test]

@@ -41,6 +41,14 @@ fn the_probe_fills_every_matrix_and_verifies_placement() {
     assert!(r["latency"][0][0]["ns"].as_f64().unwrap() > 0.0);
     assert!(r["read"][0][0]["gbs"].as_f64().unwrap() > 0.0);
     assert_eq!(r["options"]["latency_bytes"].as_u64(), Some(8 << 20));
+    // Hardware counters beside the figures, or one line saying why not.
+    match r["counters_unavailable"].as_str() {
+        Some(reason) => {
+            assert!(!reason.is_empty() && !reason.contains('\n'), "{reason}");
+            assert!(r["latency"][0][0]["counters"].is_null(), "{v}");
+        }
+        None => assert!(r["latency"][0][0]["counters"].is_object(), "{v}"),
+    }
     // --only leaves the other matrices empty.
     let v = json_of(&args(&["probe", "--json", "--only", "latency"], &SMALL));
     assert!(v["report"]["read"].as_array().unwrap().is_empty());

@@ -3,11 +3,14 @@
 //! count, and the same with cross traffic (Li et al.'s flow 3 beside flow
 //! 4: a second node's threads reading the same memory at the same time).
 //!
+//! Each setting carries the streaming threads' hardware counters over
+//! every repetition, per 64-byte line (where the kernel offers them).
 //! This module measures pairs on buffers it is given; [`crate::matrix`]
 //! decides which pairs, with how many threads, and owns the buffers.
 
 use std::sync::Mutex;
 
+use numakit_placement::counters::Counts;
 use numakit_placement::Placer;
 use numakit_topology::NodeId;
 use serde::Serialize;
@@ -53,6 +56,9 @@ pub struct Bandwidth {
     pub max_gbs: f64,
     /// Where the threads ran, over every repetition.
     pub thread_check: ThreadCheck,
+    /// The streaming threads' hardware counts over every repetition, per
+    /// 64-byte `line` streamed; `None` where the kernel offers no counters.
+    pub counters: Option<Counts>,
 }
 
 /// Bandwidth as the thread count grows.
@@ -168,6 +174,7 @@ fn summarize(
         thread_check: runs
             .iter()
             .fold(ThreadCheck::default(), |acc, r| acc.merge(r.check)),
+        counters: Counts::sum(runs.iter().map(|r| r.counts)),
     }
 }
 
@@ -330,6 +337,7 @@ fn beside(
                 bytes,
                 seconds: cross_run.wall.as_secs_f64(),
                 check: cross_run.check,
+                counts: None,
             },
         ))
     })

@@ -3,9 +3,13 @@
 //!
 //! The buffer is built once per memory node and chased from every CPU
 //! node in turn; each measurement is the median of a few repetitions.
+//! The chasing thread's hardware counters, where the kernel offers them,
+//! cover all its repetitions (warm loads included, and counted as loads),
+//! so that LLC misses per load stand beside the nanoseconds.
 //! This module measures pairs; choosing them and assembling the matrix is
 //! [`crate::matrix`]'s.
 
+use numakit_placement::counters::Counts;
 use numakit_placement::Placer;
 use numakit_topology::NodeId;
 use serde::Serialize;
@@ -72,6 +76,9 @@ pub struct Latency {
     /// Where the chasing thread ran (`getcpu` before and after its
     /// loads), against `cpu_node`.
     pub threads: ThreadCheck,
+    /// The chasing thread's hardware counts over every repetition, per
+    /// `load` (warm and timed); `None` where the kernel offers no counters.
+    pub counters: Option<Counts>,
 }
 
 /// The latency from `cpu_node` to `buffer` (which lies on `memory_node`).
@@ -111,11 +118,15 @@ pub fn measure(
 ) -> Result<Latency> {
     let seats = team::seats_on_node(placer, cpu_node, 1)?;
     let reps = length.reps.max(1);
-    let run = team::run(placer, &seats, |_| {
+    let run = team::run_counted(placer, &seats, |_| {
         (0..reps)
             .map(|_| buffer.ns_per_load(length.warm, length.loads))
             .collect::<Vec<f64>>()
     })?;
+    let loads = (length.warm + length.loads.max(1)) * reps as u64;
+    let counters = run
+        .total_counts()
+        .map(|c| c.with_work(loads as f64, "load"));
     let mut samples = run.results.into_iter().next().unwrap_or_default();
     samples.sort_by(f64::total_cmp);
     let ns = samples.get(samples.len() / 2).copied().unwrap_or(0.0);
@@ -128,6 +139,7 @@ pub fn measure(
         cycles: clock.map(|c| c.cycles(ns)),
         buffer: PageCheck::of(&buffer.pages_per_node()?, memory_node),
         threads: run.check,
+        counters,
     })
 }
 
@@ -169,5 +181,35 @@ mod tests {
             (4 << 20) / numakit_placement::sys::page_size()
         );
         assert_eq!(l.threads.threads, 2);
+        // Counts where the kernel gives them, and then per load.
+        let available = numakit_placement::counters::CounterGroup::hardware().is_ok();
+        assert_eq!(l.counters.is_some(), available, "{:?}", l.counters);
+        if let Some(c) = l.counters {
+            assert_eq!(c.work.map(|w| w.units), Some(3.0 * 21_000.0));
+            assert!(c.instructions.or(c.cycles).unwrap() > 0, "{c:?}");
+        }
+        let json = serde_json::to_value(&l).unwrap();
+        assert!(json.get("counters").is_some(), "{json}");
+    }
+
+    #[test]
+    fn counts_serialize_with_their_ratios() {
+        let c = Counts {
+            cycles: Some(400),
+            instructions: Some(100),
+            llc_references: Some(20),
+            llc_misses: Some(10),
+            enabled_ns: 10,
+            running_ns: 5,
+            ..Counts::default()
+        }
+        .with_work(5.0, "load");
+        let v = serde_json::to_value(c).unwrap();
+        assert_eq!(v["ipc"], 0.25);
+        assert_eq!(v["llc_miss_rate"], 0.5);
+        assert_eq!(v["llc_misses_per_unit"], 2.0);
+        assert_eq!(v["work"]["unit"], "load");
+        assert_eq!(v["multiplexed"], true);
+        assert!(v["page_faults"].is_null(), "not counted is null, not 0");
     }
 }

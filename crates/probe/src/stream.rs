@@ -7,12 +7,15 @@
 //! kernels use plain loads and stores, as lmbench's `bw_mem rd`, `wr` and
 //! `cp` do: writes therefore also read each line first (the cache's
 //! write-allocate), and no streaming stores are used. Copy counts the bytes
-//! copied once, as `bw_mem cp` and `mbw` do. This module measures one
-//! setting; which nodes and how many threads is [`crate::bandwidth`]'s
+//! copied once, as `bw_mem cp` and `mbw` do. Each thread's hardware
+//! counters, where the kernel offers them, cover its passes; together they
+//! are given per 64-byte line of the bytes counted. This module measures
+//! one setting; which nodes and how many threads is [`crate::bandwidth`]'s
 //! choice.
 
 use std::sync::Mutex;
 
+use numakit_placement::counters::Counts;
 use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement, Placer};
 use serde::Serialize;
 
@@ -114,6 +117,10 @@ pub struct Streamed {
     pub seconds: f64,
     /// Where the threads ran, before and after their work.
     pub check: ThreadCheck,
+    /// Every thread's hardware counts together, per 64-byte `line` of
+    /// `bytes`; `None` where the kernel offers no counters or the run was
+    /// not counted.
+    pub counts: Option<Counts>,
 }
 
 impl Streamed {
@@ -143,7 +150,7 @@ pub fn stream(
     let sources: Vec<&[u64]> = buffers.source.chunks(share).collect();
     let targets: Vec<Mutex<&mut [u64]>> =
         buffers.target.chunks_mut(share).map(Mutex::new).collect();
-    let run: TeamRun<u64> = team::run(placer, seats, |i| {
+    let run: TeamRun<u64> = team::run_counted(placer, seats, |i| {
         let (Some(source), Some(target)) = (sources.get(i), targets.get(i)) else {
             return 0;
         };
@@ -167,12 +174,18 @@ pub fn stream(
         check
     })?;
     std::hint::black_box(&run.results);
+    let bytes = buffers.bytes() * u64::from(passes);
+    let lines = bytes as f64 / LINE_BYTES;
     Ok(Streamed {
-        bytes: buffers.bytes() * u64::from(passes),
+        bytes,
         seconds: run.wall.as_secs_f64(),
         check: run.check,
+        counts: run.total_counts().map(|c| c.with_work(lines, "line")),
     })
 }
+
+/// Bytes per cache line, the unit counts are given in.
+const LINE_BYTES: f64 = 64.0;
 
 /// Sums the words with eight independent accumulators (so that the adds
 /// do not wait on each other and the compiler can use vector registers).
@@ -246,6 +259,9 @@ mod tests {
             assert_eq!(s.bytes, 3 << 20);
             assert!(s.gbs() > 0.0);
             assert_eq!(s.check.threads, 4);
+            if let Some(c) = s.counts {
+                assert_eq!(c.work.map(|w| w.units), Some((3 << 20) as f64 / 64.0));
+            }
         }
         // The copy really copied the source (written with seed 1).
         let expected: Vec<u64> = (0..buffers.source.len() as u64).map(|i| 1 + i).collect();

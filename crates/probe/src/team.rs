@@ -6,14 +6,18 @@
 //! from threads placed exactly as it says; starting a few threads costs
 //! microseconds against measurements of tens of milliseconds. The team
 //! times the work from the common start to the last thread's end and
-//! checks placement with `getcpu` before and after the work. It does not
-//! queue tasks or balance load: that is the pool's job, and a benchmark
+//! checks placement with `getcpu` before and after the work. A counted run
+//! ([`run_counted`]) also opens each thread's hardware counters before the
+//! start line and reads what its work cost (cycles, instructions, LLC
+//! misses); where the kernel offers none, the counts are `None`. It does
+//! not queue tasks or balance load: that is the pool's job, and a benchmark
 //! needs the opposite, a fixed thread per CPU doing a fixed share.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use numakit_placement::counters::{CounterGroup, Counts};
 use numakit_placement::{current_cpu, Placer};
 use numakit_topology::{CpuId, NodeId};
 use serde::Serialize;
@@ -64,6 +68,17 @@ pub struct TeamRun<R> {
     pub wall: Duration,
     /// Where the threads ran, before and after their work.
     pub check: ThreadCheck,
+    /// Each thread's hardware counts over its work, in seat order (empty
+    /// unless the run was counted; `None` for a thread whose counters did
+    /// not open).
+    pub counts: Vec<Option<Counts>>,
+}
+
+impl<R> TeamRun<R> {
+    /// Every thread's counts together; `None` unless every thread had them.
+    pub fn total_counts(&self) -> Option<Counts> {
+        Counts::sum(self.counts.iter().copied())
+    }
 }
 
 /// `seats.len()` seats on `node`, its allowed CPUs taken in order (and
@@ -110,6 +125,47 @@ where
     F: Fn(usize) -> R + Sync,
     C: FnOnce(),
 {
+    run_team(placer, seats, cue, false, work)
+}
+
+/// Like [`run`], each thread counting its own work with its hardware
+/// counters ([`CounterGroup::hardware`], opened before the start line,
+/// enabled just before the work and disabled just after it).
+pub fn run_counted<R, F>(placer: &Placer, seats: &[Seat], work: F) -> Result<TeamRun<R>>
+where
+    R: Send,
+    F: Fn(usize) -> R + Sync,
+{
+    run_team(placer, seats, || {}, true, work)
+}
+
+/// [`run_counted`] with [`run_with_cue`]'s cue.
+pub fn run_counted_with_cue<R, F, C>(
+    placer: &Placer,
+    seats: &[Seat],
+    cue: C,
+    work: F,
+) -> Result<TeamRun<R>>
+where
+    R: Send,
+    F: Fn(usize) -> R + Sync,
+    C: FnOnce(),
+{
+    run_team(placer, seats, cue, true, work)
+}
+
+fn run_team<R, F, C>(
+    placer: &Placer,
+    seats: &[Seat],
+    cue: C,
+    count: bool,
+    work: F,
+) -> Result<TeamRun<R>>
+where
+    R: Send,
+    F: Fn(usize) -> R + Sync,
+    C: FnOnce(),
+{
     if seats.is_empty() {
         return Err(ProbeError::Zero { what: "threads" });
     }
@@ -120,7 +176,7 @@ where
             .enumerate()
             .map(|(i, &seat)| {
                 let (work, start_line) = (&work, &start_line);
-                scope.spawn(move || seated(placer, seat, start_line, || work(i)))
+                scope.spawn(move || seated(placer, seat, start_line, count, || work(i)))
             })
             .collect();
         start_line.wait();
@@ -133,7 +189,7 @@ where
             })
             .collect::<Vec<_>>()
     });
-    collect(outcomes)
+    collect(outcomes, count)
 }
 
 /// What one seated thread reports.
@@ -142,31 +198,41 @@ struct Seated<R> {
     started: Instant,
     ended: Instant,
     placed: [bool; 2],
+    counts: Option<Counts>,
 }
 
 fn seated<R>(
     placer: &Placer,
     seat: Seat,
     start_line: &Barrier,
+    count: bool,
     work: impl FnOnce() -> R,
 ) -> Result<Seated<R>> {
     // Every thread reaches the barrier, even one whose pin failed, so the
-    // others are never left waiting.
+    // others are never left waiting. Counters are opened on the seat,
+    // before the start, so that opening them is not timed.
     let before = take_seat(placer, seat);
+    let group = count.then(|| CounterGroup::hardware().ok()).flatten();
     start_line.wait();
     let before = before?;
+    let counting = group.as_ref().map(|g| g.enable().is_ok());
     let started = Instant::now();
     let result = work();
     let ended = Instant::now();
+    let counts = match (&group, counting) {
+        (Some(g), Some(true)) => g.disable().and_then(|()| g.read()).ok(),
+        _ => None,
+    };
     Ok(Seated {
         result,
         started,
         ended,
         placed: [before, on_node(seat.node)?],
+        counts,
     })
 }
 
-fn collect<R>(outcomes: Vec<Result<Result<Seated<R>>>>) -> Result<TeamRun<R>> {
+fn collect<R>(outcomes: Vec<Result<Result<Seated<R>>>>, counted: bool) -> Result<TeamRun<R>> {
     let mut seated = Vec::with_capacity(outcomes.len());
     for outcome in outcomes {
         seated.push(outcome??);
@@ -184,10 +250,16 @@ fn collect<R>(outcomes: Vec<Result<Result<Seated<R>>>>) -> Result<TeamRun<R>> {
             .map(|s| s.placed.iter().filter(|&&p| p).count())
             .sum(),
     };
+    let counts = if counted {
+        seated.iter().map(|s| s.counts).collect()
+    } else {
+        Vec::new()
+    };
     Ok(TeamRun {
         results: seated.into_iter().map(|s| s.result).collect(),
         wall,
         check,
+        counts,
     })
 }
 
@@ -270,6 +342,40 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.to_string().contains("thread 1 fails"), "{err}");
+    }
+
+    /// A counted team either counts every thread's work or says, for
+    /// the whole machine, why it cannot.
+    #[test]
+    fn a_counted_team_counts_each_thread_or_has_a_reason() {
+        let placer = placer();
+        let node = placer.topology().compute_nodes()[0];
+        let seats = seats_on_node(&placer, node, 2).unwrap();
+        let spin = |rounds: u64| {
+            let mut x = std::hint::black_box(1u64);
+            for i in 0..rounds {
+                x = std::hint::black_box(x.rotate_left(3) ^ i);
+            }
+            x
+        };
+        let run = run_counted(&placer, &seats, |i| spin(1_000_000 * (i as u64 + 1))).unwrap();
+        assert_eq!(run.counts.len(), 2);
+        match CounterGroup::hardware() {
+            Ok(_) => {
+                let counts: Vec<Counts> = run.counts.iter().map(|c| c.unwrap()).collect();
+                let work = |c: &Counts| c.instructions.or(c.cycles).unwrap();
+                assert!(work(&counts[0]) > 0, "{counts:?}");
+                assert!(work(&counts[1]) > work(&counts[0]), "{counts:?}");
+                assert!(run.total_counts().is_some());
+            }
+            Err(e) => {
+                assert!(run.counts.iter().all(Option::is_none));
+                assert!(run.total_counts().is_none());
+                assert!(!e.reason().contains('\n'), "{e}");
+            }
+        }
+        let plain = run_with_cue(&placer, &seats, || {}, |i| i).unwrap();
+        assert!(plain.counts.is_empty(), "not counted");
     }
 
     #[test]

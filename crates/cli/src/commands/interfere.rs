@@ -94,6 +94,50 @@ pub fn matrix_text(cells: &[Cell], workloads: &[Workload]) -> String {
 
 /// The report as text.
 pub fn render(r: &InterferenceReport) -> String {
+    /// The co-located victims' hardware counts alone and beside each
+    /// aggressor, as a table; or one line saying why there are none.
+    fn counters_text(r: &InterferenceReport) -> Vec<String> {
+        if let Some(reason) = &r.counters_unavailable {
+            return vec![format!("hardware counters: unavailable ({reason})")];
+        }
+        if r.colocated_counters.is_empty() {
+            return vec!["hardware counters: none of these victims works on its measuring thread (join and aggregate work on a pool's worker)".into()];
+        }
+        let two = |a: Option<f64>, b: Option<f64>| {
+            let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+            format!("{} -> {}", f(a), f(b))
+        };
+        let mut rows = vec![
+            ["victim", "beside", "slowdown", "LLC misses per unit", "IPC"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for c in &r.colocated_counters {
+            let cell = r
+                .colocated
+                .iter()
+                .find(|x| x.victim == c.victim && x.aggressor == c.aggressor);
+            let unit = c.beside.work.map_or("unit", |w| w.unit);
+            rows.push(vec![
+                c.victim.to_string(),
+                c.aggressor.to_string(),
+                cell.map_or("-".into(), |x| format!("{:.2}x", x.slowdown)),
+                format!(
+                    "{} per {unit}",
+                    two(
+                        c.alone.llc_misses_per_unit(),
+                        c.beside.llc_misses_per_unit()
+                    )
+                ),
+                two(c.alone.ipc(), c.beside.ipc()),
+            ]);
+        }
+        vec![
+            "hardware counters of the co-located victim, alone -> beside (LLC: the kernel's generic cache events):".into(),
+            table(&rows),
+        ]
+    }
+
     let workloads: Vec<Workload> = r.alone.iter().map(|a| a.workload).collect();
     let alone: Vec<String> = r
         .alone
@@ -127,6 +171,7 @@ pub fn render(r: &InterferenceReport) -> String {
             r.isolated_unavailable.as_deref().unwrap_or("?")
         )),
     }
+    out.extend(counters_text(r));
     out.push(
         "classes (sensitivity: its slowdown beside scan; appetite: scan's slowdown beside it):"
             .into(),

@@ -9,10 +9,14 @@
 //! for every pair of the row; full sweeps every pair and kernel. Every
 //! buffer's pages and every thread's CPU are checked as they are used, and
 //! the report says how many were where they were meant to be. Memory is
-//! checked before anything is allocated. This module assembles; the
-//! measurements are [`crate::latency`]'s and [`crate::bandwidth`]'s.
+//! checked before anything is allocated. Latencies and bandwidths carry
+//! their threads' hardware counters where the kernel offers them; where it
+//! does not, the report says why once ([`MatrixReport::counters_unavailable`]).
+//! This module assembles; the measurements are [`crate::latency`]'s and
+//! [`crate::bandwidth`]'s.
 
 use numakit_ops::Progress;
+use numakit_placement::counters::CounterGroup;
 use numakit_placement::{HugePages, Placement, Placer};
 use numakit_topology::units::human_bytes;
 use numakit_topology::{NodeId, Topology};
@@ -71,6 +75,9 @@ pub struct MatrixReport {
     /// Caveats about the figures on this machine (one memory node, buffers
     /// not much larger than the caches).
     pub notes: Vec<String>,
+    /// Why no figure has hardware counters, in one line, when this
+    /// process cannot open them (`None`: the figures carry them).
+    pub counters_unavailable: Option<String>,
 }
 
 impl MatrixReport {
@@ -167,6 +174,8 @@ fn checked(placer: &Placer, nodes: &[NodeId], need_cpus: bool) -> Result<Vec<Nod
 ///     assert!(report.read[row].iter().all(|b| b.gbs > 0.0 && b.threads == 1));
 /// }
 /// assert!(report.latency_huge.is_empty() && report.cross.is_empty());
+/// // Counters beside the figures, or one reason there are none.
+/// assert_eq!(report.counters_unavailable.is_none(), report.latency[0][0].counters.is_some());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn run(
@@ -219,6 +228,7 @@ pub fn run(
             buffers: PageCheck::default(),
             threads: ThreadCheck::default(),
             notes: notes(topo, options),
+            counters_unavailable: CounterGroup::hardware().err().map(|e| e.reason()),
         },
     };
     if options.latency {

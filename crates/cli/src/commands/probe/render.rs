@@ -1,10 +1,14 @@
 //! What `numakit probe` prints: its matrices as tables (rows are CPU
 //! nodes, columns memory nodes), the sweeps and cross traffic in a line
 //! each, Kiefer's Table 1, the strategies normalized to default, and the
-//! heat maps. Rendering only: every figure comes from the probe's report.
+//! heat maps. Hardware counters, where the report has them, stand in the
+//! cells beside the figures they explain (LLC misses per load or per
+//! 64-byte line, IPC); where it has none, one line says why. Rendering
+//! only: every figure comes from the probe's report.
 
 use std::fmt::Write;
 
+use numakit_placement::counters::Counts;
 use numakit_probe::bandwidth::Bandwidth;
 use numakit_probe::kiefer::KieferReport;
 use numakit_probe::latency::Latency;
@@ -35,15 +39,52 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
-fn latency_cell(l: &Latency) -> String {
-    match l.cycles {
-        Some(cy) => format!("{:.0} ns / {cy:.0} cy", l.ns),
-        None => format!("{:.0} ns", l.ns),
+/// What the counters say about one figure: LLC misses per unit of work
+/// and IPC, after a bar; empty without counters.
+fn counters_beside(counts: Option<&Counts>) -> String {
+    let Some(c) = counts else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if let (Some(misses), Some(work)) = (c.llc_misses_per_unit(), c.work) {
+        parts.push(format!("{misses:.2} LLC miss/{}", work.unit));
+    }
+    if let Some(ipc) = c.ipc() {
+        parts.push(format!("IPC {ipc:.2}"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" | {}", parts.join(", "))
     }
 }
 
+fn latency_cell(l: &Latency) -> String {
+    let figure = match l.cycles {
+        Some(cy) => format!("{:.0} ns / {cy:.0} cy", l.ns),
+        None => format!("{:.0} ns", l.ns),
+    };
+    figure + &counters_beside(l.counters.as_ref())
+}
+
 fn bandwidth_cell(b: &Bandwidth) -> String {
-    format!("{:.1} ({} thr)", b.gbs, b.threads)
+    format!("{:.1} ({} thr)", b.gbs, b.threads) + &counters_beside(b.counters.as_ref())
+}
+
+/// One line on the counters: why there are none, or what the cells show.
+fn counters_line(report: &MatrixReport) -> Option<String> {
+    if let Some(reason) = &report.counters_unavailable {
+        return Some(format!("hardware counters: unavailable ({reason})"));
+    }
+    let counted = report
+        .latency
+        .iter()
+        .flatten()
+        .any(|l| l.counters.is_some())
+        || report.read.iter().flatten().any(|b| b.counters.is_some());
+    counted.then(|| {
+        "hardware counters of the measuring threads beside each figure: LLC misses per load (latency) or per 64-byte line (bandwidth), and IPC".to_string()
+    })
 }
 
 /// The matrices, sweeps, cross traffic, placement check and notes.
@@ -59,6 +100,9 @@ pub fn matrix_text(report: &MatrixReport, full: bool) -> String {
         None => writeln!(out, ", clock unknown (latency in ns only)"),
     }
     .ok();
+    if let Some(line) = counters_line(report) {
+        let _ = writeln!(out, "{line}");
+    }
     if !report.latency.is_empty() {
         latency_section(&mut out, report);
     }
@@ -362,4 +406,71 @@ pub fn all_remote_text(r: &numakit_probe::all_remote::AllRemoteReport) -> String
         crate::render::format::table(&rows),
         r.note
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use numakit_probe::latency::PageCheck;
+    use numakit_probe::team::ThreadCheck;
+    use numakit_probe::MatrixOptions;
+
+    use super::*;
+
+    fn report(counters: Option<Counts>, unavailable: Option<&str>) -> MatrixReport {
+        let latency = Latency {
+            cpu_node: 0,
+            memory_node: 0,
+            ns: 100.0,
+            min_ns: 90.0,
+            max_ns: 110.0,
+            cycles: None,
+            buffer: PageCheck::default(),
+            threads: ThreadCheck::default(),
+            counters: counters.map(|c| c.with_work(10.0, "load")),
+        };
+        MatrixReport {
+            cpu_nodes: vec![0],
+            memory_nodes: vec![0],
+            options: MatrixOptions::quick(),
+            clock: None,
+            latency: vec![vec![latency]],
+            latency_huge: Vec::new(),
+            read: Vec::new(),
+            write: Vec::new(),
+            copy: Vec::new(),
+            sweeps: Vec::new(),
+            cross: Vec::new(),
+            buffers: PageCheck::default(),
+            threads: ThreadCheck::default(),
+            notes: Vec::new(),
+            counters_unavailable: unavailable.map(String::from),
+        }
+    }
+
+    #[test]
+    fn counters_stand_beside_the_figures_or_one_line_says_why_not() {
+        let counts = Counts {
+            cycles: Some(2000),
+            instructions: Some(500),
+            llc_misses: Some(9),
+            ..Counts::default()
+        };
+        let text = matrix_text(&report(Some(counts), None), false);
+        assert!(
+            text.contains("100 ns | 0.90 LLC miss/load, IPC 0.25"),
+            "{text}"
+        );
+        assert!(!text.contains("unavailable"), "{text}");
+
+        let text = matrix_text(&report(None, Some("no PMU here (ENOENT)")), false);
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("hardware counters"))
+            .collect();
+        assert_eq!(
+            lines,
+            ["hardware counters: unavailable (no PMU here (ENOENT))"]
+        );
+        assert!(!text.contains("LLC"), "{text}");
+    }
 }
