@@ -594,3 +594,83 @@ fn interference_pairs_run_co_located_and_isolated_in_a_two_node_guest() {
     assert_eq!(report["placement_verified"], true, "{report}");
     assert!(report["isolated_unavailable"].is_null(), "{report}");
 }
+
+/// The co-scheduler's jobs, as (node, CPU, workload) of every placed job
+/// in a one-wave plan.
+fn planned_seats(report: &Value) -> Vec<(u64, u64, String)> {
+    let waves = report["plan"]["waves"].as_array().expect("waves");
+    assert_eq!(waves.len(), 1, "{report}");
+    let mut seats = Vec::new();
+    for group in waves[0]["groups"].as_array().expect("groups") {
+        let node = group["node"].as_u64().expect("node");
+        for job in group["jobs"].as_array().expect("jobs") {
+            let cpu = job["cpu"].as_u64().expect("cpu");
+            seats.push((
+                node,
+                cpu,
+                job["workload"].as_str().unwrap_or("").to_string(),
+            ));
+        }
+    }
+    seats
+}
+
+#[test]
+fn the_co_scheduler_pairs_cache_sensitive_with_compute_jobs_and_isolates_jobs_when_nodes_suffice() {
+    let Some(run) = harness_or_skip() else {
+        return;
+    };
+    let common = "--json --quiet --placement strict --predict declared --ms 20 --reps 1 --cache-mib 1 --buffer-mib 8";
+    // Two nodes of two CPUs: each cache-sensitive probe shares its node
+    // with a compute loop, never with the other probe.
+    let two = Guest {
+        nodes: 2,
+        cpus: 4,
+        distances: "flat",
+    };
+    let out = in_guest(
+        &run,
+        &two,
+        &[&format!(
+            "interfere --plan probe,probe,compute,compute {common}"
+        )],
+    );
+    let report = json(&out[0]);
+    let seats = planned_seats(&report);
+    assert_eq!(seats.len(), 4, "{report}");
+    for node in 0..2u64 {
+        let mut here: Vec<&str> = seats
+            .iter()
+            .filter(|s| s.0 == node)
+            .map(|s| s.2.as_str())
+            .collect();
+        here.sort_unstable();
+        assert_eq!(here, ["compute", "probe"], "node {node}: {report}");
+        for s in seats.iter().filter(|s| s.0 == node) {
+            assert!(
+                expected_cpus(&two, node as usize).contains(&s.1),
+                "{report}"
+            );
+        }
+    }
+    assert_eq!(report["check"]["placement_verified"], true, "{report}");
+    // Four nodes, four jobs: a node each.
+    let four = Guest {
+        nodes: 4,
+        cpus: 4,
+        distances: "flat",
+    };
+    let out = in_guest(
+        &run,
+        &four,
+        &[&format!(
+            "interfere --plan scan,scan,probe,compute {common}"
+        )],
+    );
+    let report = json(&out[0]);
+    let mut nodes: Vec<u64> = planned_seats(&report).iter().map(|s| s.0).collect();
+    nodes.sort_unstable();
+    assert_eq!(nodes, [0, 1, 2, 3], "{report}");
+    assert_eq!(report["check"]["placement_verified"], true, "{report}");
+    assert!(report["check"]["gain"].as_f64().is_some(), "{report}");
+}

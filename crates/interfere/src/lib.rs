@@ -12,16 +12,20 @@
 //! ([`classify`]): how much a scan beside it slows it (cache sensitivity),
 //! how much it slows a scan (bandwidth appetite).
 //!
-//! It measures; it does not place jobs (the co-scheduler is a separate
-//! step) and reads no hardware counters.
+//! The co-scheduler ([`plan`]) places concurrent jobs on nodes and CPUs
+//! so that their predicted interference is least, from those figures or
+//! from the workloads' declared characters, explains its choice, and
+//! measures it against naive placement.
 
 pub mod cell;
 pub mod classify;
 pub mod error;
 pub mod matrix;
+pub mod plan;
 pub mod workload;
 
 pub use cell::Cell;
 pub use error::{InterfereError, Result};
 pub use matrix::{InterferenceReport, InterferenceRequest};
+pub use plan::{PlanReport, PlanRequest};
 pub use workload::{Sizes, Workload};

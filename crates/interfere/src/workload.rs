@@ -178,11 +178,15 @@ fn slot_of(key: u64, bits: u32) -> usize {
 }
 
 /// A table of `cache_bytes` (a power of two of slots), half full.
-fn probe_table(placer: &Placer, node: u32, cache_bytes: u64) -> Result<(NodeBuffer<u64>, u64)> {
+fn probe_table(
+    placer: &Placer,
+    placement: Placement,
+    cache_bytes: u64,
+) -> Result<(NodeBuffer<u64>, u64)> {
     // The largest power of two of 8-byte slots that fits.
     let slots = 1u64 << (63 - (cache_bytes / 8).max(2).leading_zeros());
     let bits = slots.trailing_zeros();
-    let mut table = NodeBuffer::<u64>::new(placer, slots as usize, Placement::OnNode(node))?;
+    let mut table = NodeBuffer::<u64>::new(placer, slots as usize, placement)?;
     let keys = slots / 2;
     for j in 0..keys {
         let key = probe_key(j);
@@ -195,18 +199,44 @@ fn probe_table(placer: &Placer, node: u32, cache_bytes: u64) -> Result<(NodeBuff
     Ok((table, keys))
 }
 
-/// A pool of one worker on `seat`'s CPU.
-fn seat_pool(placer: &Placer, seat: Seat) -> Result<Pool> {
-    let cpus: IdSet = [seat.cpu].into_iter().collect();
+/// A pool of one worker at `spot` (on its CPU, or free to run anywhere).
+fn spot_pool(placer: &Placer, spot: &Spot) -> Result<Pool> {
     Ok(PoolBuilder::new(placer.topology().clone())
         .placement(placer.mode())
-        .cpus(cpus)
+        .cpus(spot.cpus(placer))
         .threads(1)
         .build()?)
 }
 
 fn generated(pool: &Pool, rows: u64, keys: KeyDist, seed: u64) -> Result<Relation> {
     Ok(generate(pool, &GenSpec { rows, keys, seed })?)
+}
+
+/// Where a prepared workload's data lives and its pool's worker runs.
+#[derive(Clone, Debug)]
+pub(crate) enum Spot {
+    /// On one CPU: memory bound to its node, the pool pinned to it.
+    Seat(Seat),
+    /// Anywhere: no memory policy (first touch by whichever CPU runs the
+    /// preparing thread) and the pool free to run on every allowed CPU;
+    /// what a program that ignores placement gets.
+    Anywhere,
+}
+
+impl Spot {
+    fn placement(&self) -> Placement {
+        match self {
+            Spot::Seat(seat) => Placement::OnNode(seat.node),
+            Spot::Anywhere => Placement::Anywhere,
+        }
+    }
+
+    fn cpus(&self, placer: &Placer) -> IdSet {
+        match self {
+            Spot::Seat(seat) => [seat.cpu].into_iter().collect(),
+            Spot::Anywhere => placer.topology().allowed.cpus.clone(),
+        }
+    }
 }
 
 impl Prepared {
@@ -217,29 +247,40 @@ impl Prepared {
         seat: Seat,
         sizes: &Sizes,
     ) -> Result<Self> {
-        let node = seat.node;
         let seed = u64::from(seat.cpu) + 1;
+        Self::at(workload, placer, &Spot::Seat(seat), sizes, seed)
+    }
+
+    /// `workload`'s data at `spot`, generated from `seed`.
+    pub(crate) fn at(
+        workload: Workload,
+        placer: &Placer,
+        spot: &Spot,
+        sizes: &Sizes,
+        seed: u64,
+    ) -> Result<Self> {
+        let placement = spot.placement();
         let data = match workload {
             Workload::Scan => {
                 let words = usize::try_from(sizes.scan_bytes / 8).map_err(|_| {
                     InterfereError::BadRequest("the scan buffer is too large".into())
                 })?;
-                Data::Scan(NodeBuffer::new(placer, words, Placement::OnNode(node))?)
+                Data::Scan(NodeBuffer::new(placer, words, placement)?)
             }
             Workload::Probe => {
-                let (table, keys) = probe_table(placer, node, sizes.cache_bytes)?;
+                let (table, keys) = probe_table(placer, placement, sizes.cache_bytes)?;
                 Data::Probe { table, keys }
             }
             Workload::Chase => Data::Chase(ChaseBuffer::new(
                 placer,
                 sizes.chase_bytes,
-                Placement::OnNode(node),
+                placement,
                 HugePages::Never,
                 seed,
             )?),
             Workload::Compute => Data::Compute,
             Workload::Join => {
-                let pool = seat_pool(placer, seat)?;
+                let pool = spot_pool(placer, spot)?;
                 let r = generated(&pool, sizes.rows, KeyDist::Dense, seed)?;
                 let fk = KeyDist::ForeignKey {
                     build_rows: sizes.rows,
@@ -248,13 +289,29 @@ impl Prepared {
                 Data::Join { pool, r, s }
             }
             Workload::Aggregate => {
-                let pool = seat_pool(placer, seat)?;
+                let pool = spot_pool(placer, spot)?;
                 let groups = KeyDist::Sparse { groups: 1 << 16 };
                 let input = generated(&pool, sizes.rows * 2, groups, seed)?;
                 Data::Aggregate { pool, input }
             }
         };
         Ok(Prepared { data })
+    }
+
+    /// Runs steps until at least `units` of work are done; returns the
+    /// units done and the seconds taken.
+    pub(crate) fn run_units(&self, units: f64) -> Result<(f64, f64)> {
+        let started = Instant::now();
+        let mut done = 0u64;
+        let mut state = splitmix64(started.elapsed().as_nanos() as u64 ^ 0xface);
+        let mut at = match &self.data {
+            Data::Chase(chase) => chase.start(),
+            _ => 0,
+        };
+        while (done as f64) < units {
+            done += self.step(&mut state, &mut at)?;
+        }
+        Ok((done as f64, started.elapsed().as_secs_f64()))
     }
 
     /// Runs steps until `deadline` (at least one); returns the units of
@@ -362,7 +419,7 @@ mod tests {
             numakit_placement::PlacementMode::BestEffort,
         );
         let node = placer.topology().compute_nodes()[0];
-        let (table, keys) = probe_table(&placer, node, 1 << 16).unwrap();
+        let (table, keys) = probe_table(&placer, Placement::OnNode(node), 1 << 16).unwrap();
         assert_eq!(table.len(), 1 << 13);
         assert_eq!(keys, 1 << 12);
         assert_eq!(table.iter().filter(|&&k| k != 0).count() as u64, keys);

@@ -2,12 +2,15 @@
 //! the scan, the cache-sized hash probe and the compute loop on two CPUs
 //! of one node, each one's slowdown beside the others. `numakit
 //! interfere` is the real measurement (every workload, longer runs,
-//! medians); this shows what it does.
+//! medians); this shows what it does. Then the co-scheduler places four
+//! jobs (two scans, the probe, the compute loop) by those figures and runs
+//! its plan once against every job at once anywhere.
 
 use std::time::Duration;
 
 use anyhow::Result;
 use numakit_interfere::matrix;
+use numakit_interfere::plan::{self, Machine, PlanCheck, Predictor};
 use numakit_interfere::Cell;
 use numakit_interfere::{InterferenceRequest, Sizes, Workload};
 use numakit_placement::Placer;
@@ -22,7 +25,20 @@ pub struct InterfereSummary {
     pub table_bytes: u64,
     /// Every (victim, aggressor) slowdown.
     pub cells: Vec<Cell>,
+    /// The co-scheduler's plan for [`PLAN_JOBS`], one line per wave and
+    /// node.
+    pub plan: Vec<String>,
+    /// The plan against every job at once anywhere.
+    pub plan_check: PlanCheck,
 }
+
+/// The jobs the section plans.
+const PLAN_JOBS: [Workload; 4] = [
+    Workload::Scan,
+    Workload::Scan,
+    Workload::Probe,
+    Workload::Compute,
+];
 
 const WORKLOADS: [Workload; 3] = [Workload::Scan, Workload::Probe, Workload::Compute];
 
@@ -39,18 +55,46 @@ pub fn interfere(placer: &Placer, cache_bytes: u64) -> Result<Result<InterfereSu
             ..Sizes::for_cache(cache_bytes)
         },
     };
-    match matrix::run(placer, &request, &|_| {}) {
-        Ok(report) => Ok(Ok(InterfereSummary {
-            cpus: (
-                report.colocated_seats.victim.cpu,
-                report.colocated_seats.aggressor.cpu,
-            ),
-            table_bytes: report.sizes.cache_bytes,
-            cells: report.colocated,
-        })),
-        Err(numakit_interfere::InterfereError::BadRequest(why)) => Ok(Err(why)),
-        Err(e) => Err(e.into()),
-    }
+    let report = match matrix::run(placer, &request, &|_| {}) {
+        Ok(report) => report,
+        Err(numakit_interfere::InterfereError::BadRequest(why)) => return Ok(Err(why)),
+        Err(e) => return Err(e.into()),
+    };
+    let machine = Machine::of(placer.topology());
+    let planned = plan::layout::make(
+        &PLAN_JOBS,
+        &machine,
+        &Predictor::measured(&report.colocated),
+    )?;
+    let plan_check = plan::check::check(
+        placer,
+        &planned,
+        &PLAN_JOBS,
+        &request.sizes,
+        (request.duration, 1),
+        &|_| {},
+    )?;
+    let plan = planned
+        .waves
+        .iter()
+        .enumerate()
+        .flat_map(|(w, wave)| {
+            wave.groups.iter().map(move |g| {
+                let jobs: Vec<&str> = g.jobs.iter().map(|j| j.job.as_str()).collect();
+                format!("wave {} node {}: {}", w + 1, g.node, jobs.join(" + "))
+            })
+        })
+        .collect();
+    Ok(Ok(InterfereSummary {
+        cpus: (
+            report.colocated_seats.victim.cpu,
+            report.colocated_seats.aggressor.cpu,
+        ),
+        table_bytes: report.sizes.cache_bytes,
+        cells: report.colocated,
+        plan,
+        plan_check,
+    }))
 }
 
 /// The section's lines.
@@ -76,6 +120,14 @@ pub fn lines(s: &InterfereSummary) -> Vec<String> {
         s.table_bytes >> 20
     )];
     out.extend(WORKLOADS.map(row));
-    out.push("   (numakit interfere for every workload, medians and each one's class)".into());
+    let c = &s.plan_check;
+    out.push(format!(
+        "   co-scheduler for scan, scan, probe, compute: {}; every job at once anywhere {:.3} s, as planned {:.3} s ({:.2}x)",
+        s.plan.join("; "),
+        c.naive_median,
+        c.planned_median,
+        c.gain
+    ));
+    out.push("   (numakit interfere for every workload, medians and each one's class; --plan JOBS to co-schedule)".into());
     out
 }
