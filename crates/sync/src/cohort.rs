@@ -19,13 +19,14 @@
 //! shares a lock by its id modulo their number (still correct, less local).
 //! It does not pin threads or place memory.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
 use crossbeam_utils::CachePadded;
 use numakit_topology::{NodeId, Topology};
 
 use crate::guarded::{Lock, RawLock};
 use crate::handoffs::{Handoffs, LockStats};
+use crate::primitives::{AtomicBool, AtomicU32};
 use crate::ticket::TicketCore;
 
 /// Passes to the same node in a row before the global lock is released

@@ -17,13 +17,14 @@
 //! uncontended mutexes ordered by an atomic state. It does not pin threads.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::PoisonError;
 
 use crossbeam_utils::CachePadded;
 
 use crate::handoffs::{Handoffs, LockStats};
 use crate::node::thread_node;
+use crate::primitives::{thread_local, AtomicU8, AtomicUsize, Mutex, MutexGuard};
 use crate::ticket::TicketLock;
 use crate::wait;
 
@@ -89,7 +90,15 @@ pub struct FlatCombiner<T, Op, R> {
 type ApplyFn<T, Op, R> = Box<dyn Fn(&mut T, Op) -> R + Send + Sync>;
 
 /// Where each thread starts looking for a free slot.
+#[cfg(not(loom))]
 static NEXT_HINT: AtomicUsize = AtomicUsize::new(0);
+
+#[cfg(loom)]
+loom::lazy_static! {
+    /// Where each thread starts looking for a free slot (made anew for each
+    /// execution loom explores, so that each one starts from 0).
+    static ref NEXT_HINT: AtomicUsize = AtomicUsize::new(0);
+}
 
 thread_local! {
     static HINT: usize = NEXT_HINT.fetch_add(1, Ordering::Relaxed);
@@ -227,7 +236,7 @@ impl<T, Op, R> std::fmt::Debug for FlatCombiner<T, Op, R> {
 /// A slot's value; its mutex is held only while a value moves in or out,
 /// never across user code, so it is never poisoned (and a poisoned one
 /// would still hold a whole value).
-fn fill<V>(value: &Mutex<V>) -> std::sync::MutexGuard<'_, V> {
+fn fill<V>(value: &Mutex<V>) -> MutexGuard<'_, V> {
     value.lock().unwrap_or_else(PoisonError::into_inner)
 }
 

@@ -1,13 +1,14 @@
 //! [`Lock`]: data behind a raw lock, reached only through a [`LockGuard`]
-//! that unlocks when dropped. This is the crate's only unsafe module: the
-//! cell that holds the data and the `Sync` it earns from a [`RawLock`].
+//! that unlocks when dropped. This is the crate's unsafe module: the cell
+//! that holds the data and the `Sync` it earns from a [`RawLock`]. The cell
+//! is [`crate::primitives`]'s, so that under loom each access through a
+//! guard is checked against the others.
 //!
 //! No poisoning: a panic while the guard is held unlocks as the guard
 //! drops, and the data stays as the panicking code left it (as with
 //! `parking_lot`). The raw locks' algorithms live in their own modules;
 //! this one only ties a raw lock to its data.
 
-use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
@@ -15,6 +16,7 @@ use numakit_topology::NodeId;
 
 use crate::handoffs::LockStats;
 use crate::node::thread_node;
+use crate::primitives::UnsafeCell;
 
 /// A lock algorithm without data: acquire on a node, release with the
 /// token the acquisition gave.
@@ -60,7 +62,18 @@ unsafe impl<R: RawLock, T: ?Sized + Send> Sync for Lock<R, T> {}
 
 impl<R: RawLock, T> Lock<R, T> {
     /// `value` behind the raw lock `raw`.
+    #[cfg(not(loom))]
     pub const fn from_raw(raw: R, value: T) -> Self {
+        Lock {
+            raw,
+            data: UnsafeCell::new(value),
+        }
+    }
+
+    /// `value` behind the raw lock `raw` (not `const` under loom, whose
+    /// cell is made at run time).
+    #[cfg(loom)]
+    pub fn from_raw(raw: R, value: T) -> Self {
         Lock {
             raw,
             data: UnsafeCell::new(value),
@@ -152,7 +165,7 @@ impl<R: RawLock, T: ?Sized> Deref for LockGuard<'_, R, T> {
     fn deref(&self) -> &T {
         // SAFETY: the guard holds the lock (mutual exclusion by RawLock's
         // contract) for as long as the reference can live.
-        unsafe { &*self.lock.data.get() }
+        self.lock.data.with(|data| unsafe { &*data })
     }
 }
 
@@ -160,7 +173,7 @@ impl<R: RawLock, T: ?Sized> DerefMut for LockGuard<'_, R, T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as in `deref`, and `&mut self` makes this the only
         // reference through the guard.
-        unsafe { &mut *self.lock.data.get() }
+        self.lock.data.with_mut(|data| unsafe { &mut *data })
     }
 }
 

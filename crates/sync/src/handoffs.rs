@@ -7,10 +7,12 @@
 //! read at any time; read while others hold the lock, they may lag by the
 //! acquisitions in flight. This module counts; it does not lock.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
 use numakit_topology::NodeId;
 use serde::Serialize;
+
+use crate::primitives::{AtomicU32, AtomicU64};
 
 /// No acquisition yet.
 const NO_NODE: NodeId = NodeId::MAX;
@@ -53,7 +55,18 @@ impl Default for Handoffs {
 }
 
 impl Handoffs {
+    #[cfg(not(loom))]
     pub(crate) const fn new() -> Self {
+        Handoffs {
+            last: AtomicU32::new(NO_NODE),
+            acquisitions: AtomicU64::new(0),
+            remote: AtomicU64::new(0),
+        }
+    }
+
+    /// Not `const` under loom, whose atomics are made at run time.
+    #[cfg(loom)]
+    pub(crate) fn new() -> Self {
         Handoffs {
             last: AtomicU32::new(NO_NODE),
             acquisitions: AtomicU64::new(0),

@@ -21,9 +21,16 @@
 //! nodes on one), or asked of the kernel (`getcpu`) for unpinned threads.
 //! [`bench`](mod@bench) measures them side by side with `std::sync::Mutex`.
 //!
-//! The only unsafe code is in [`guarded`] (the cell behind the guard). No
-//! threads are pooled here and no memory is placed: the pool and
-//! placement layers do that.
+//! The only unsafe code is in [`guarded`] (the cell behind the guard), and
+//! under loom in [`primitives`] (the cell's `get_mut`). No threads are
+//! pooled here and no memory is placed: the pool and placement layers do
+//! that.
+//!
+//! The locks take their atomics, cell, thread-locals and spin-waits from
+//! one internal module, [`primitives`], so that under `--cfg loom` the
+//! model checker loom runs them under their possible interleavings (the
+//! models, and their bounds, are in `tests/loom.rs`; `scripts/test` runs
+//! them).
 
 pub mod bench;
 pub mod cohort;
@@ -32,6 +39,7 @@ pub mod error;
 pub mod guarded;
 pub mod handoffs;
 pub mod node;
+mod primitives;
 pub mod ticket;
 mod wait;
 

@@ -12,10 +12,17 @@
 //! handoff counts and the cohort lock's batching depend on it. Where the
 //! kernel does not answer, node 0 is used. This module does not pin
 //! threads (the placement layer does).
+//!
+//! Under loom the kernel is never asked (its answer would differ from one
+//! explored execution to the next): a thread's node is the one set
+//! explicitly, node 0 otherwise, and the thread-locals are loom's, one per
+//! simulated thread.
 
 use std::cell::Cell;
 
 use numakit_topology::NodeId;
+
+use crate::primitives::thread_local;
 
 /// Calls to [`thread_node`] between two `getcpu` calls of an unpinned
 /// thread.
@@ -24,11 +31,19 @@ pub const REFRESH: u32 = 256;
 /// No node set explicitly.
 const UNSET: NodeId = NodeId::MAX;
 
+#[cfg(not(loom))]
 thread_local! {
     /// The node set explicitly, or [`UNSET`].
     static EXPLICIT: Cell<NodeId> = const { Cell::new(UNSET) };
     /// The last node `getcpu` gave, and the calls left before asking again.
     static CACHED: Cell<(NodeId, u32)> = const { Cell::new((0, 0)) };
+}
+
+// Loom's thread-locals take no `const` initializer.
+#[cfg(loom)]
+thread_local! {
+    /// The node set explicitly, or [`UNSET`].
+    static EXPLICIT: Cell<NodeId> = Cell::new(UNSET);
 }
 
 /// Sets the calling thread's node for every lock (`None`: ask the kernel
@@ -40,12 +55,25 @@ pub fn set_thread_node(node: Option<NodeId>) {
 
 /// The calling thread's node: the one set with [`set_thread_node`], or the
 /// kernel's answer (cached for [`REFRESH`] calls; node 0 where `getcpu`
-/// fails).
+/// fails, and always under loom).
 pub fn thread_node() -> NodeId {
     let explicit = EXPLICIT.with(Cell::get);
     if explicit != UNSET {
         return explicit;
     }
+    kernel_node()
+}
+
+/// Under loom: node 0, the kernel is not asked.
+#[cfg(loom)]
+fn kernel_node() -> NodeId {
+    0
+}
+
+/// The kernel's node for the calling thread, cached for [`REFRESH`] calls.
+#[cfg(not(loom))]
+#[inline]
+fn kernel_node() -> NodeId {
     CACHED.with(|cached| {
         let (node, left) = cached.get();
         if left > 0 {

@@ -8,13 +8,14 @@
 //! goes from node to node as often as arrivals interleave. It does not
 //! park threads ([`crate::wait`] spins, then yields).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use crossbeam_utils::CachePadded;
 use numakit_topology::NodeId;
 
 use crate::guarded::{Lock, RawLock};
 use crate::handoffs::{Handoffs, LockStats};
+use crate::primitives::AtomicU32;
 use crate::wait;
 
 /// A ticket lock's two counters, each on its own cache line. The release

@@ -5,8 +5,20 @@
 //! emulated guest): a yield may return at once without running the other
 //! thread, a sleep always lets it run. It does not park threads on a
 //! queue: these locks are for short critical sections.
+//!
+//! The pause, yield and sleep are [`crate::primitives`]': under loom all
+//! three are loom's yield, which loom needs to see in every spin-wait. Loom
+//! cannot model two threads spinning on a third (its scheduler may switch
+//! between the two spinners forever), so under loom a wait that has
+//! yielded once ends the exploration of other interleavings for the rest
+//! of that execution (`LOOM_STUTTERS`): the execution still runs to the
+//! end and is checked. A failed check changes nothing, so most of what is
+//! left out differs from an explored interleaving only by the repeated
+//! checks; still, it is a bound on the search, like a preemption bound.
 
 use std::time::Duration;
+
+use crate::primitives::{sleep, spin_loop, yield_now};
 
 /// Spins before the first yield.
 const SPINS: u32 = 128;
@@ -16,6 +28,13 @@ const YIELDS: u32 = 16;
 
 /// One sleep between checks (the kernel's timer slack makes it longer).
 const NAP: Duration = Duration::from_micros(20);
+
+/// Under loom: yields in one wait after which loom explores no other
+/// interleaving of the current execution (1 caught every bug planted in
+/// the locks to try the models; more makes the three-thread models
+/// several times slower).
+#[cfg(loom)]
+const LOOM_STUTTERS: u32 = 1;
 
 /// Waits until `ready` says so.
 pub(crate) fn until(mut ready: impl FnMut() -> bool) {
@@ -29,12 +48,16 @@ pub(crate) fn until(mut ready: impl FnMut() -> bool) {
 /// after, a short sleep after that.
 pub(crate) fn pause(spins: &mut u32) {
     if *spins < SPINS {
-        std::hint::spin_loop();
+        spin_loop();
     } else if *spins < SPINS + YIELDS {
-        std::thread::yield_now();
+        yield_now();
     } else {
-        std::thread::sleep(NAP);
+        sleep(NAP);
         return;
     }
     *spins += 1;
+    #[cfg(loom)]
+    if *spins == LOOM_STUTTERS {
+        loom::skip_branch();
+    }
 }
