@@ -298,25 +298,20 @@ impl Prepared {
         Ok(Prepared { data })
     }
 
-    /// Runs steps until at least `units` of work are done; returns the
-    /// units done and the seconds taken.
+    /// Runs steps until at least `units` of work are done (at least
+    /// one); returns the units done and the seconds taken.
     pub(crate) fn run_units(&self, units: f64) -> Result<(f64, f64)> {
-        let started = Instant::now();
-        let mut done = 0u64;
-        let mut state = splitmix64(started.elapsed().as_nanos() as u64 ^ 0xface);
-        let mut at = match &self.data {
-            Data::Chase(chase) => chase.start(),
-            _ => 0,
-        };
-        while (done as f64) < units {
-            done += self.step(&mut state, &mut at)?;
-        }
-        Ok((done as f64, started.elapsed().as_secs_f64()))
+        self.run_while(|done| (done as f64) < units)
     }
 
     /// Runs steps until `deadline` (at least one); returns the units of
     /// work done and the seconds taken.
     pub(crate) fn run_until(&self, deadline: Instant) -> Result<(f64, f64)> {
+        self.run_while(|_| Instant::now() < deadline)
+    }
+
+    /// One step, then more while `more(units done)` says so.
+    fn run_while(&self, more: impl Fn(u64) -> bool) -> Result<(f64, f64)> {
         let started = Instant::now();
         let mut done = 0u64;
         let mut state = splitmix64(started.elapsed().as_nanos() as u64 ^ 0x5eed);
@@ -326,7 +321,7 @@ impl Prepared {
         };
         loop {
             done += self.step(&mut state, &mut at)?;
-            if Instant::now() >= deadline {
+            if !more(done) {
                 break;
             }
         }
