@@ -111,8 +111,14 @@ pub fn layout(file: &[u8]) -> Result<BmpLayout, BmpError> {
     }
     let height = signed_height.unsigned_abs();
     let width = width.unsigned_abs();
-    let row_bytes = (width as usize * 3).div_ceil(4) * 4;
-    let needed = row_bytes * height as usize;
+    // Checked: a forged header must not wrap around to a small size (it
+    // cannot on 64 bits, where 2^31 rows of 2^31 pixels still fit, but it
+    // can where usize is narrower). Past usize, no file holds it.
+    let row_bytes = (width as usize)
+        .checked_mul(3)
+        .and_then(|b| b.checked_next_multiple_of(4))
+        .unwrap_or(usize::MAX);
+    let needed = row_bytes.checked_mul(height as usize).unwrap_or(usize::MAX);
     let available = file.len().saturating_sub(offset);
     if available < needed {
         return Err(BmpError::Truncated {

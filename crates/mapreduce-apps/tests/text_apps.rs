@@ -106,6 +106,13 @@ fn histogram_matches_the_reference_and_refuses_bad_files() {
             .to_string();
         assert!(err.contains("bad BMP header"), "{err}");
     }
+    // The largest header a file can declare (2^31-1 by 2^31-1 pixels)
+    // is refused as truncated, its size computed without wrapping.
+    let mut huge = good.clone();
+    huge[18..22].copy_from_slice(&i32::MAX.to_le_bytes());
+    huge[22..26].copy_from_slice(&i32::MAX.to_le_bytes());
+    let err = histogram::layout(&huge).unwrap_err();
+    assert!(err.to_string().contains("truncated BMP"), "{err}");
     let mut top_down = good.clone();
     top_down[22..26].copy_from_slice(&(-10i32).to_le_bytes());
     let got = histogram::run(&rt, &top_down, &JobOptions::default()).unwrap();
