@@ -22,6 +22,10 @@ use crate::text::rng;
 
 /// Bins: blue, green and red values.
 pub const BINS: usize = 768;
+
+/// The container histogram runs with unless told otherwise: an array of
+/// [`BINS`] slots.
+pub const CONTAINER: ContainerKind = ContainerKind::Array { keys: BINS };
 const HEADER: usize = 54;
 
 /// Why a file is not a BMP this app reads.
@@ -118,7 +122,7 @@ pub fn layout(file: &[u8]) -> Result<BmpLayout, BmpError> {
         .checked_mul(3)
         .and_then(|b| b.checked_next_multiple_of(4))
         .unwrap_or(usize::MAX);
-    let needed = row_bytes.checked_mul(height as usize).unwrap_or(usize::MAX);
+    let needed = row_bytes.saturating_mul(height as usize);
     let available = file.len().saturating_sub(offset);
     if available < needed {
         return Err(BmpError::Truncated {
@@ -196,7 +200,7 @@ pub fn run(rt: &Runtime, file: &[u8], opts: &JobOptions) -> Result<Histograms, M
     let layout = layout(file).map_err(|e| MapReduceError::InvalidInput(e.to_string()))?;
     let pixels = &file[layout.offset..layout.offset + layout.row_bytes * layout.height as usize];
     let opts = JobOptions {
-        container: opts.container.or(Some(ContainerKind::Array { keys: BINS })),
+        container: opts.container.or(Some(CONTAINER)),
         order: OutputOrder::ByKey,
         ..opts.clone()
     };

@@ -17,6 +17,10 @@ use crate::text::rng;
 /// The sums the job keys (x, y, x², y², xy): its array container's slots.
 pub const SUMS: usize = 5;
 
+/// The container linear regression runs with unless told otherwise: an
+/// array of [`SUMS`] slots.
+pub const CONTAINER: ContainerKind = ContainerKind::Array { keys: SUMS };
+
 /// Wrapping sums, as the original's unsigned 64-bit ones.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Wrapping(pub u64);
@@ -175,7 +179,7 @@ pub fn run(
     opts: &JobOptions,
 ) -> Result<(Fit, JobStats), MapReduceError> {
     let opts = JobOptions {
-        container: opts.container.or(Some(ContainerKind::Array { keys: SUMS })),
+        container: opts.container.or(Some(CONTAINER)),
         order: OutputOrder::ByKey,
         ..opts.clone()
     };

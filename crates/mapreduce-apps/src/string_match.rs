@@ -23,6 +23,10 @@ use crate::text::{random_word, rng};
 
 /// The words searched for, as the original has them.
 pub const WORDS: [&[u8]; 4] = [b"Helloworld", b"howareyou", b"ferrari", b"whotheman"];
+
+/// The container string match runs with unless told otherwise: an array
+/// with a slot per word.
+pub const CONTAINER: ContainerKind = ContainerKind::Array { keys: WORDS.len() };
 const SHIFT: u8 = 5;
 
 fn encrypt(plain: &[u8], out: &mut Vec<u8>) {
@@ -94,9 +98,7 @@ pub fn run(
     opts: &JobOptions,
 ) -> Result<([u64; 4], JobStats), MapReduceError> {
     let opts = JobOptions {
-        container: opts
-            .container
-            .or(Some(ContainerKind::Array { keys: WORDS.len() })),
+        container: opts.container.or(Some(CONTAINER)),
         order: OutputOrder::ByKey,
         ..opts.clone()
     };

@@ -117,10 +117,13 @@ pub fn run<'a>(
     })
 }
 
-/// The options word count runs with by default: a growable table.
+/// The container word count runs with by default: a growable table.
+pub const CONTAINER: ContainerKind = ContainerKind::GrowableHash { capacity: 1 << 14 };
+
+/// The options word count runs with by default: [`CONTAINER`].
 pub fn default_options() -> JobOptions {
     JobOptions {
-        container: Some(ContainerKind::GrowableHash { capacity: 1 << 14 }),
+        container: Some(CONTAINER),
         ..JobOptions::default()
     }
 }

@@ -153,7 +153,10 @@ fn container_of(app: &str, c: &MrCommon) -> Result<ContainerKind> {
         None => None,
     };
     Ok(chosen.unwrap_or(match app {
-        "word-count" => word_count::default_options().container.unwrap_or_default(),
+        "word-count" => word_count::CONTAINER,
+        "histogram" => histogram::CONTAINER,
+        "linear-regression" => linear_regression::CONTAINER,
+        "string-match" => string_match::CONTAINER,
         other => ContainerKind::Array {
             keys: own_keys(other),
         },
