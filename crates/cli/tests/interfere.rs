@@ -1,21 +1,10 @@
-//! `numakit interfere`: a short matrix as JSON and as text, and bad input
-//! as one line.
-
-use std::process::Command;
+//! `numakit interfere`: a short matrix as JSON and as text, a plan of
+//! concurrent jobs with its measured check, and bad input as one line.
 
 use serde_json::Value;
 
-fn numakit(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_numakit"))
-        .args(args)
-        .output()
-        .expect("numakit runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod command;
+use command::outcome as numakit;
 
 #[test]
 fn a_short_matrix_has_every_pair_and_class() {

@@ -2,21 +2,10 @@
 //! against its sequential reference, through files in the Phoenix++
 //! formats, and with clear errors for bad input.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-fn numakit(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_numakit"))
-        .args(args)
-        .output()
-        .expect("numakit runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod command;
+use command::outcome as numakit;
 
 fn json(args: &[&str]) -> Value {
     let (ok, stdout, stderr) = numakit(args);

@@ -19,6 +19,17 @@ pub(crate) fn numakit(args: &[&str]) -> Output {
         .expect("numakit should start")
 }
 
+/// Runs `numakit` with `args`: whether it succeeded, its stdout and its
+/// stderr, as text.
+pub(crate) fn outcome(args: &[&str]) -> (bool, String, String) {
+    let out = numakit(args);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
 /// Runs `numakit` with `args` in the directory `dir` (where relative
 /// paths of its files land).
 pub(crate) fn numakit_in(dir: &Path, args: &[&str]) -> Output {
