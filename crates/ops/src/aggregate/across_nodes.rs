@@ -241,14 +241,7 @@ mod tests {
     }
 
     fn est(groups: u64, rows: u64) -> GroupEstimate {
-        GroupEstimate {
-            groups,
-            groups_high: groups,
-            sample_rows: rows.min(1 << 18),
-            sample_distinct: groups.min(1 << 18) as f64,
-            rows,
-            key_bounds: Some((1 << 40, 1 << 62)),
-        }
+        GroupEstimate::exact(groups, rows, (1 << 40, 1 << 62))
     }
 
     fn shape(nodes: u32, per_node: usize) -> PoolShape {

@@ -391,14 +391,7 @@ mod tests {
     }
 
     fn est(groups: u64, rows: u64, key_bounds: (u64, u64)) -> GroupEstimate {
-        GroupEstimate {
-            groups,
-            groups_high: groups,
-            sample_rows: rows.min(1 << 18),
-            sample_distinct: groups.min(1 << 18) as f64,
-            rows,
-            key_bounds: Some(key_bounds),
-        }
+        GroupEstimate::exact(groups, rows, key_bounds)
     }
 
     #[test]

@@ -66,6 +66,20 @@ impl GroupEstimate {
     pub fn is_full_scan(&self) -> bool {
         self.sample_rows == self.rows
     }
+
+    /// An estimate that is exactly `groups` over `rows` rows whose keys
+    /// span `key_bounds`: what the choosers' tests decide from.
+    #[cfg(test)]
+    pub(crate) fn exact(groups: u64, rows: u64, key_bounds: (u64, u64)) -> Self {
+        GroupEstimate {
+            groups,
+            groups_high: groups,
+            sample_rows: rows.min(1 << 18),
+            sample_distinct: groups.min(1 << 18) as f64,
+            rows,
+            key_bounds: Some(key_bounds),
+        }
+    }
 }
 
 /// Estimates the groups of `input`, sketching at most `per_worker` rows
