@@ -6,7 +6,6 @@ pub mod cluster;
 pub mod doctor;
 pub mod figures;
 pub mod interfere;
-pub mod interfere_plan;
 pub mod mapreduce;
 pub mod ops;
 pub mod probe;

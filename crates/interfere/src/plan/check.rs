@@ -180,17 +180,13 @@ fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// Measures `plan` for `jobs` against naive placement, `reps` times
-/// each; `progress` hears what runs.
-pub fn check(
+/// Every job's data twice: on its planned seat, and anywhere.
+fn prepare_all(
     placer: &Placer,
     plan: &Plan,
     jobs: &[Workload],
     sizes: &Sizes,
-    (work, reps): (Duration, usize),
-    progress: &dyn Fn(&str),
-) -> Result<PlanCheck> {
-    progress("placing the jobs' data as planned and naively");
+) -> Result<(Vec<Ready>, Vec<Ready>)> {
     let mut seats: Vec<Option<Seat>> = vec![None; jobs.len()];
     for group in plan.waves.iter().flat_map(|w| &w.groups) {
         for j in &group.jobs {
@@ -219,6 +215,21 @@ pub fn check(
             units: 0.0,
         });
     }
+    Ok((planned, naive))
+}
+
+/// Measures `plan` for `jobs` against naive placement, `reps` times
+/// each; `progress` hears what runs.
+pub fn check(
+    placer: &Placer,
+    plan: &Plan,
+    jobs: &[Workload],
+    sizes: &Sizes,
+    (work, reps): (Duration, usize),
+    progress: &dyn Fn(&str),
+) -> Result<PlanCheck> {
+    progress("placing the jobs' data as planned and naively");
+    let (mut planned, mut naive) = prepare_all(placer, plan, jobs, sizes)?;
     progress("measuring each job's work alone");
     calibrate(placer, &mut planned, jobs, work)?;
     for (n, p) in naive.iter_mut().zip(&planned) {

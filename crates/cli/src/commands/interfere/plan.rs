@@ -9,7 +9,8 @@ use anyhow::Result;
 use numakit_interfere::plan::{self, PlanCheck, PlanReport, PlanRequest, Source};
 use numakit_placement::Placer;
 
-use super::interfere::{matrix_text, sizes, InterfereArgs};
+use super::render::matrix_text;
+use super::{sizes, InterfereArgs};
 use crate::common::output;
 use crate::common::progress::Spinner;
 
