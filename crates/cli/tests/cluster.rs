@@ -85,6 +85,42 @@ fn local_runs_equal_the_single_machine_join() {
 }
 
 #[test]
+fn both_frame_modes_equal_the_single_machine_join() {
+    let mut results = Vec::new();
+    for frames in ["all-senders", "per-sender"] {
+        let v = json_of(&[
+            "cluster",
+            "join",
+            "--local",
+            "3",
+            "--rows-r",
+            "20K",
+            "--rows-s",
+            "60K",
+            "--left-keys",
+            "uniform:5000",
+            "--right-keys",
+            "zipf:1.2:5000",
+            "--frames",
+            frames,
+            "--verify",
+            "--json",
+            "--threads",
+            "1",
+        ]);
+        assert_eq!(v["verified"], Value::Bool(true), "{frames}: {v}");
+        let distribution = v["distribution"].as_str().unwrap_or_default();
+        assert!(distribution.contains(frames), "{distribution}");
+        results.push(v["result"].clone());
+    }
+    assert_eq!(results[0], results[1]);
+    assert_error(
+        &["cluster", "join", "--local", "2", "--frames", "both"],
+        "unknown frame mode",
+    );
+}
+
+#[test]
 fn a_sweep_reports_the_speedup_and_draws_it() {
     let dir = tempfile::tempdir().unwrap();
     let chart = dir.path().join("speedup.svg");

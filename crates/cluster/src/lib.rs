@@ -110,6 +110,7 @@ pub mod table;
 pub mod transport;
 
 pub use error::{ClusterError, Result};
+pub use frames::FrameMode;
 pub use join::JoinSpec;
 pub use message::Side;
 pub use predicate::Predicate;

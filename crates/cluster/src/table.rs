@@ -1,7 +1,8 @@
 //! The hash table of one bucket of the build side: all rows of the bucket
-//! that every sender delivered, grouped by hash slot in one array (counted,
-//! prefix-summed, scattered), so a probe scans one short contiguous run.
-//! Built once per bucket, then read by any number of probe tasks at once.
+//! that every sender delivered (or, with per-sender frames, one sender's
+//! piece of it), grouped by hash slot in one array (counted, prefix-summed,
+//! scattered), so a probe scans one short contiguous run. Built once, then
+//! read by any number of probe tasks at once.
 //!
 //! This module builds and probes; deciding when a bucket is complete is
 //! the frames' job.

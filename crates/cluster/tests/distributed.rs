@@ -13,8 +13,8 @@ use numakit_cluster::partition::share;
 use numakit_cluster::reference::{nested_loop, single_machine};
 use numakit_cluster::transport::connect::Endpoints;
 use numakit_cluster::{
-    run_process, ClusterError, ClusterResult, JoinSpec, Output, PartialResult, Predicate,
-    SendOrder, Side,
+    run_process, ClusterError, ClusterResult, FrameMode, JoinSpec, Output, PartialResult,
+    Predicate, SendOrder, Side,
 };
 use numakit_ops::datagen::{generate, GenSpec, KeyDist};
 use numakit_ops::{Relation, Tuple};
@@ -131,6 +131,33 @@ fn equi_joins_equal_the_single_machine_join_for_p_1_to_4() {
                 &right,
                 &spec(Predicate::Equal, order, Output::Sample(40)),
             );
+        }
+    }
+}
+
+#[test]
+fn both_frame_modes_equal_the_single_machine_join_for_p_1_to_4() {
+    let left = generated(&GenSpec {
+        rows: 5_000,
+        keys: KeyDist::Uniform { max: 2_000 },
+        seed: 3,
+    });
+    let right = generated(&GenSpec {
+        rows: 12_000,
+        keys: KeyDist::Zipf {
+            distinct: 2_000,
+            exponent: 1.2,
+        },
+        seed: 4,
+    });
+    // Both modes must give the reference's rows, checksum and sample.
+    for p in 1..=4 {
+        for order in [SendOrder::Ring, SendOrder::AllAtOnce] {
+            for frames in [FrameMode::AllSenders, FrameMode::PerSender] {
+                let mut spec = spec(Predicate::Equal, order, Output::Sample(40));
+                spec.frames = frames;
+                check(p, &left, &right, &spec);
+            }
         }
     }
 }

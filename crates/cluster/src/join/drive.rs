@@ -95,7 +95,11 @@ pub(super) fn drive(
 
 fn handle_event(st: &mut State<'_>, event: Event) -> Result<Vec<Work>> {
     match event {
-        Event::Built { bucket, table } => Ok(st.frames.built(bucket, table)),
+        Event::Built {
+            bucket,
+            sender,
+            table,
+        } => st.frames.built(bucket, sender, table),
         Event::Done { seconds, panicked } => {
             st.outstanding -= 1;
             st.driven.compute_seconds += seconds;

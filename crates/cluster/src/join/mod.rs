@@ -3,7 +3,10 @@
 //! Equi-joins go by hash distribution: every process cuts R and S by
 //! owner and bucket and sends each owner its pieces (all-to-all
 //! personalized exchange); an owner builds a bucket's table once every
-//! sender's R piece of it is in and probes S pieces as they arrive.
+//! sender's R piece of it is in and probes S pieces as they arrive, or
+//! (per-sender frames, [`FrameMode::PerSender`]) builds a table of each
+//! sender's R piece as it arrives and probes every S piece against each
+//! of the bucket's tables exactly once.
 //! Non-equi joins broadcast one relation (the smaller, as the paper
 //! does): every process sorts the relation that stays, and joins each
 //! arriving block of the other against it. In both, a process joins its
@@ -11,8 +14,9 @@
 //! arriving piece into a pool task immediately, and needs no global
 //! barrier. Why build-then-probe for equi-joins: each S row is probed
 //! once against one table, so the work is that of a single-machine hash
-//! join (a symmetric per-sender scheme would probe every S row against P
-//! tables); sending R before S keeps the tables ready when S arrives.
+//! join (per-sender frames probe every S row against up to P tables, in
+//! exchange for building before the slowest sender's R piece is in);
+//! sending R before S keeps the tables ready when S arrives.
 //!
 //! This module runs the join of one process on a [`Transport`] that
 //! carries its [`Message`]s; the sink's gathering of results is
@@ -30,6 +34,7 @@ use numakit_pool::Pool;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ClusterError, Result};
+use crate::frames::FrameMode;
 use crate::message::{Message, ProcessReport, Side};
 use crate::metrics::ProcessMetrics;
 use crate::predicate::Predicate;
@@ -48,6 +53,12 @@ pub struct JoinSpec {
     pub order: SendOrder,
     /// Buckets per process (equi-joins): the unit of a piece and a task.
     pub buckets: u32,
+    /// How a receiver turns a bucket's R pieces into tables
+    /// (equi-joins). It is the receiver's own affair: processes that
+    /// differ in it still join correctly, so the fingerprint leaves it
+    /// out.
+    #[serde(default)]
+    pub frames: FrameMode,
     /// Rows per block of the broadcast relation (non-equi joins).
     pub block_rows: usize,
     /// The relation non-equi joins broadcast.
@@ -59,13 +70,14 @@ pub struct JoinSpec {
 }
 
 impl JoinSpec {
-    /// The defaults for `predicate`: ring order, 64 buckets, blocks of
-    /// 64K rows, R broadcast, a checksummed result.
+    /// The defaults for `predicate`: ring order, 64 buckets, all-senders
+    /// frames, blocks of 64K rows, R broadcast, a checksummed result.
     pub fn new(predicate: Predicate) -> Self {
         Self {
             predicate,
             order: SendOrder::Ring,
             buckets: 64,
+            frames: FrameMode::AllSenders,
             block_rows: 65_536,
             broadcast: Side::Left,
             output: Output::Checksum,

@@ -2,8 +2,9 @@
 //! decides what it can join at once.
 //!
 //! Equi-joins: R and S are cut by owner and bucket; the process's own
-//! pieces go straight into its frames (a "message from itself"), the
-//! others into the outbox, R before S. Broadcasts: the stationary relation
+//! pieces go straight into its frames (a "message from itself", kept in
+//! the spec's [`crate::frames::FrameMode`]), the others into the outbox,
+//! R before S. Broadcasts: the stationary relation
 //! is sorted with numakit's sort; the broadcast relation is cut into
 //! blocks, joined locally at once (Algorithm 1's R_i ⋈ S_i) and queued for
 //! every peer.
@@ -46,7 +47,7 @@ pub(super) fn equi(
         processes,
         buckets: spec.buckets,
     };
-    let mut frames = Frames::equi(processes, spec.buckets);
+    let mut frames = Frames::equi(processes, spec.buckets, spec.frames);
     let mut outbox = Outbox::new(spec.order);
     let mut local = Vec::new();
     let mut compute_seconds = 0.0;

@@ -1,5 +1,5 @@
-//! The join's compute tasks, run on numakit's pool: build a bucket's
-//! table, probe S rows against it, or join a block of the broadcast
+//! The join's compute tasks, run on numakit's pool: build a table (a
+//! bucket's, or one sender's piece of it), probe S rows against tables, or join a block of the broadcast
 //! relation with the sorted stationary one. Each task writes its rows to
 //! its own buffer ([`crate::sink::TaskSink`]), times itself, and reports
 //! when it ends, even when it panics, so the driver never waits for a
@@ -37,11 +37,14 @@ impl Stationary {
 
 /// What a task tells the driver.
 pub enum Event {
-    /// A build task finished a bucket's table: the S pieces waiting for
-    /// it can be probed.
+    /// A build task finished a table of a bucket: the S pieces waiting
+    /// for it can be probed.
     Built {
         /// The bucket, among this process's buckets.
         bucket: u32,
+        /// The sender whose piece it holds (per-sender frames), or `None`
+        /// (the whole bucket's), as the build was asked.
+        sender: Option<usize>,
         /// Its table, shared by the probes.
         table: Arc<BuildTable>,
     },
@@ -102,27 +105,39 @@ pub fn run(work: Work, env: &TaskEnv<'_>, events: &Sender<Event>) {
         }
     }
     match work {
-        Work::Build { bucket, pieces } => {
+        Work::Build {
+            bucket,
+            sender,
+            pieces,
+        } => {
             let refs: Vec<&[Tuple]> = pieces.iter().map(|p| &p[..]).collect();
             let table = Arc::new(BuildTable::build(&refs));
             drop(pieces);
-            let _ = events.send(Event::Built { bucket, table });
+            let _ = events.send(Event::Built {
+                bucket,
+                sender,
+                table,
+            });
         }
-        Work::Probe { table, rows } => probe(&table, &rows, env),
+        Work::Probe { tables, rows } => probe(&tables, &rows, env),
         Work::Broadcast { rows } => broadcast(&rows, env),
     }
 }
 
-fn probe(table: &BuildTable, rows: &[Tuple], env: &TaskEnv<'_>) {
+/// Probes `rows` against each table in turn (one table, or the built
+/// per-sender tables of the bucket).
+fn probe(tables: &[Arc<BuildTable>], rows: &[Tuple], env: &TaskEnv<'_>) {
     let mut sink = env.collector.task();
-    for s in rows {
-        table.probe(s.key, |r| {
-            sink.emit(ResultRow {
-                key: r.key,
-                left: r.payload,
-                right: s.payload,
+    for table in tables {
+        for s in rows {
+            table.probe(s.key, |r| {
+                sink.emit(ResultRow {
+                    key: r.key,
+                    left: r.payload,
+                    right: s.payload,
+                });
             });
-        });
+        }
     }
 }
 

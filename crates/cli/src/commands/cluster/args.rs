@@ -151,6 +151,17 @@ pub struct ClusterJoinArgs {
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub buckets: u32,
 
+    /// How a receiver builds a bucket's hash tables (equi-joins):
+    /// all-senders builds one table per bucket once every sender's R piece
+    /// of it is in, and probes each S row once; per-sender builds a table
+    /// of each sender's R piece the moment it arrives and probes each S
+    /// row against up to P of them (every pair of pieces joined once).
+    /// Per-sender helps when one sender's R is late (a slow link or
+    /// machine): building starts without it, at the price of P small
+    /// probes per S row instead of one.
+    #[arg(long, default_value = "all-senders", value_name = "MODE")]
+    pub frames: numakit_cluster::FrameMode,
+
     /// Rows per broadcast block (non-equi joins).
     #[arg(long, default_value = "64K", value_name = "N", value_parser = crate::common::parse::count)]
     pub block_rows: u64,

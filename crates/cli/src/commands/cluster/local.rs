@@ -289,6 +289,7 @@ fn child_args(
         format!("--broadcast={}", args.broadcast),
         format!("--threads={threads}"),
         format!("--buckets={}", args.buckets),
+        format!("--frames={}", args.frames.name()),
         format!("--block-rows={}", args.block_rows),
         format!("--connect-timeout={}", args.connect_timeout),
         format!("--peer-timeout={}", args.peer_timeout),

@@ -1,8 +1,9 @@
 //! What the options of `cluster join` ask for, checked before any
 //! process starts or connects: the join spec (predicate, send order,
-//! broadcast side, sink), the generated relations, the timeouts and
-//! buckets within bounds, the threads per process, and whether the data
-//! fits the memory limit. Every error here is one of the command line.
+//! frame mode, broadcast side, sink), the generated relations, the
+//! timeouts and buckets within bounds, the threads per process, and
+//! whether the data fits the memory limit. Every error here is one of
+//! the command line.
 
 use crate::commands::cluster::args::ClusterJoinArgs;
 use crate::common::parse::key_dist;
@@ -99,6 +100,7 @@ fn plan_of(args: &ClusterJoinArgs) -> Result<ClusterJoinPlan> {
         predicate,
         order,
         buckets: args.buckets,
+        frames: args.frames,
         block_rows: usize::try_from(args.block_rows)?,
         broadcast,
         output,

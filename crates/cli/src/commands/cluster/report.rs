@@ -65,7 +65,10 @@ impl SinkOutput {
     /// The sink's report of `cluster`, the join of `spec` over `processes`.
     pub fn new(spec: &JoinSpec, processes: usize, cluster: &ClusterResult) -> Self {
         let distribution = if spec.predicate.is_equi() {
-            "hash distribution (all-to-all personalized)".to_string()
+            format!(
+                "hash distribution (all-to-all personalized), {} frames",
+                spec.frames.name()
+            )
         } else {
             format!(
                 "broadcast of {} (all-to-all broadcast)",
