@@ -20,6 +20,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use numakit_ops::timing::median;
 use numakit_placement::counters::{CounterGroup, Counts};
 use numakit_placement::Placer;
 use numakit_probe::team::{self, Seat};
@@ -29,7 +30,7 @@ use serde::Serialize;
 use crate::cell::{Cell, CellCounters};
 use crate::classify::{classify, Class};
 use crate::error::{InterfereError, Result};
-use crate::workload::{Prepared, Sizes, Workload};
+use crate::workload::{prepare, Prepared, Sizes, Spot, Workload};
 
 /// What to measure.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,27 +139,6 @@ struct Stage {
     prepared: BTreeMap<(Workload, u32), Prepared>,
 }
 
-/// `w`'s data made by a thread on `seat`, so its pages land on the seat's
-/// node and its pool starts there; then one untimed step, which pays the
-/// first run's costs (the operators measure the cache once, tables fault
-/// their pages in).
-fn prepare_on_seat(
-    placer: &Placer,
-    request: &InterferenceRequest,
-    w: Workload,
-    seat: Seat,
-) -> Result<Prepared> {
-    let made = team::run(placer, &[seat], |_| {
-        let prepared = Prepared::new(w, placer, seat, &request.sizes)?;
-        prepared.run_until(Instant::now())?;
-        Ok::<_, InterfereError>(prepared)
-    })?;
-    made.results
-        .into_iter()
-        .next()
-        .ok_or_else(|| InterfereError::BadRequest("a preparing thread returned nothing".into()))?
-}
-
 impl Stage {
     fn new(placer: &Placer, request: &InterferenceRequest, seats: &[Seat]) -> Result<Self> {
         let mut prepared = BTreeMap::new();
@@ -167,7 +147,13 @@ impl Stage {
                 if let std::collections::btree_map::Entry::Vacant(slot) =
                     prepared.entry((w, seat.cpu))
                 {
-                    slot.insert(prepare_on_seat(placer, request, w, seat)?);
+                    slot.insert(prepare(
+                        placer,
+                        w,
+                        Spot::Seat(seat),
+                        &request.sizes,
+                        u64::from(seat.cpu) + 1,
+                    )?);
                 }
             }
         }
@@ -237,15 +223,6 @@ fn run_together(
             .push(counts.zip(work).map(|(c, (n, unit))| c.with_work(n, unit)));
     }
     Ok(together)
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    match values.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => values[n / 2],
-        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
 }
 
 /// Per repetition: each workload's rate alone and, per ordered pair, the
@@ -336,7 +313,7 @@ fn cells(samples: &Samples) -> Vec<Cell> {
         .iter()
         .map(|(&(v, a), together)| {
             let alone = &samples.alone[&v];
-            let mut ratios: Vec<f64> = alone
+            let ratios: Vec<f64> = alone
                 .iter()
                 .zip(together)
                 .map(|(x, y)| x / y.max(1e-9))
@@ -346,7 +323,7 @@ fn cells(samples: &Samples) -> Vec<Cell> {
             Cell {
                 victim: v,
                 aggressor: a,
-                slowdown: median(&mut ratios),
+                slowdown: median(&ratios),
                 min,
                 max,
             }
@@ -361,7 +338,7 @@ fn alone_figures(workloads: &[Workload], samples: &Samples) -> Vec<Alone> {
         .iter()
         .map(|&w| Alone {
             workload: w,
-            per_second: median(&mut samples.alone[&w].clone()),
+            per_second: median(&samples.alone[&w]),
             unit: w.unit(),
             counters: samples
                 .alone_counts

@@ -19,7 +19,7 @@ use numakit_ops::Relation;
 use numakit_placement::{HugePages, NodeBuffer, Placement, Placer};
 use numakit_pool::{Pool, PoolBuilder};
 use numakit_probe::chase::ChaseBuffer;
-use numakit_probe::team::Seat;
+use numakit_probe::team::{self, Seat};
 use numakit_topology::IdSet;
 use serde::Serialize;
 
@@ -239,18 +239,39 @@ impl Spot {
     }
 }
 
-impl Prepared {
-    /// `workload`'s data for `seat`, placed on its node.
-    pub(crate) fn new(
-        workload: Workload,
-        placer: &Placer,
-        seat: Seat,
-        sizes: &Sizes,
-    ) -> Result<Self> {
-        let seed = u64::from(seat.cpu) + 1;
-        Self::at(workload, placer, &Spot::Seat(seat), sizes, seed)
+/// `w`'s data at `spot`, made by a thread there (so its pages land on the
+/// spot's node and its pool starts there), then one untimed step, which
+/// pays the first run's costs (the operators measure the cache once,
+/// tables fault their pages in).
+pub(crate) fn prepare(
+    placer: &Placer,
+    w: Workload,
+    spot: Spot,
+    sizes: &Sizes,
+    seed: u64,
+) -> Result<Prepared> {
+    let make = || -> Result<Prepared> {
+        let data = Prepared::at(w, placer, &spot, sizes, seed)?;
+        data.run_until(Instant::now())?;
+        Ok(data)
+    };
+    match &spot {
+        Spot::Seat(seat) => team::run(placer, &[*seat], |_| make())?
+            .results
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                InterfereError::BadRequest("a preparing thread returned nothing".into())
+            })?,
+        Spot::Anywhere => std::thread::scope(|s| {
+            s.spawn(make)
+                .join()
+                .map_err(|_| InterfereError::BadRequest("a preparing thread panicked".into()))?
+        }),
     }
+}
 
+impl Prepared {
     /// `workload`'s data at `spot`, generated from `seed`.
     pub(crate) fn at(
         workload: Workload,

@@ -12,13 +12,14 @@
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use numakit_ops::timing::median;
 use numakit_placement::Placer;
 use numakit_probe::team::{self, Seat};
 use serde::Serialize;
 
 use crate::error::{InterfereError, Result};
 use crate::plan::layout::Plan;
-use crate::workload::{Prepared, Sizes, Spot, Workload};
+use crate::workload::{prepare, Prepared, Sizes, Spot, Workload};
 
 /// What a check measured.
 #[derive(Clone, Debug, Serialize)]
@@ -45,29 +46,6 @@ struct Ready {
     seat: Option<Seat>,
     data: Prepared,
     units: f64,
-}
-
-/// `w`'s data at `spot`, made by a thread there, then one untimed step.
-fn prepare(placer: &Placer, w: Workload, spot: Spot, sizes: &Sizes, seed: u64) -> Result<Prepared> {
-    let make = || -> Result<Prepared> {
-        let data = Prepared::at(w, placer, &spot, sizes, seed)?;
-        data.run_until(Instant::now())?;
-        Ok(data)
-    };
-    match &spot {
-        Spot::Seat(seat) => team::run(placer, &[*seat], |_| make())?
-            .results
-            .into_iter()
-            .next()
-            .ok_or_else(|| {
-                InterfereError::BadRequest("a preparing thread returned nothing".into())
-            })?,
-        Spot::Anywhere => std::thread::scope(|s| {
-            s.spawn(make)
-                .join()
-                .map_err(|_| InterfereError::BadRequest("a preparing thread panicked".into()))?
-        }),
-    }
 }
 
 /// Units each workload does alone in `work`, measured on its first
@@ -168,16 +146,6 @@ fn run_naive(placer: &Placer, naive: &[Ready]) -> Result<f64> {
         (Some(a), Some(b)) => b.saturating_duration_since(a).as_secs_f64(),
         _ => 0.0,
     })
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 /// Every job's data twice: on its planned seat, and anywhere.
