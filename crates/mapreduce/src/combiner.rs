@@ -7,8 +7,13 @@
 //! for reductions that need them all; reduce iterates them). Jobs with
 //! richer state (k-means: a vector sum and a count) implement the trait.
 //! Combiners do not know keys or partitions: that is the container's job.
+//! Two hooks let a state take part in reduce-side prefetching (Phoenix
+//! Rebirth §III-B); only [`KeepAll`] uses them.
 
 use std::ops::AddAssign;
+
+use crate::prefetch::Prefetch;
+use crate::values::{IntoValues, ValueChunks, Values};
 
 /// Per-key state folded from emitted values of type `V`.
 pub trait Combiner<V>: Send + Sized {
@@ -18,6 +23,14 @@ pub trait Combiner<V>: Send + Sized {
     fn add(&mut self, value: V);
     /// Folds another worker's state for the same key in.
     fn merge(&mut self, other: Self);
+    /// Takes the run's [`Prefetch`] setting, just before reduce reads
+    /// the state ([`KeepAll`] iterates by it). Default: ignores it.
+    fn set_prefetch(&mut self, _prefetch: Prefetch) {}
+    /// Starts bringing the state's memory into cache: with prefetch on,
+    /// the runtime calls it on the next key's state while it reduces the
+    /// current one. A hint; default: nothing.
+    #[inline]
+    fn prefetch(&self) {}
 }
 
 /// The sum of the values.
@@ -92,31 +105,76 @@ impl<V: Ord + Send> Combiner<V> for Max<V> {
     }
 }
 
-/// Every value, in emission order per worker; reduce iterates them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeepAll<V>(pub Vec<V>);
+/// Every value, in emission order per worker; reduce iterates them
+/// ([`KeepAll::iter`]) or takes them ([`IntoIterator`]).
+///
+/// The values sit in a [`ValueChunks`]: disjoint chunks that never move
+/// once written (no reallocation as a key's values grow), merged across
+/// workers by moving chunks, one worker's values after another's. Reduce
+/// reads them through [`Values`], which prefetches ahead as the job's
+/// [`crate::JobOptions::prefetch`] says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeepAll<V>(pub ValueChunks<V>);
+
+impl<V> KeepAll<V> {
+    /// How many values the key has.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the key has no value (never, once map has emitted one).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The values in order, prefetching as the run's options say.
+    pub fn iter(&self) -> Values<'_, V> {
+        self.0.iter()
+    }
+}
 
 impl<V: Send> Combiner<V> for KeepAll<V> {
     fn start(value: V) -> Self {
-        KeepAll(vec![value])
+        let mut values = ValueChunks::new();
+        values.push(value);
+        KeepAll(values)
     }
     #[inline]
     fn add(&mut self, value: V) {
         self.0.push(value);
     }
-    fn merge(&mut self, mut other: Self) {
-        if other.0.len() > self.0.len() {
-            std::mem::swap(&mut self.0, &mut other.0);
-        }
-        self.0.append(&mut other.0);
+    fn merge(&mut self, other: Self) {
+        self.0.append(other.0);
+    }
+    fn set_prefetch(&mut self, prefetch: Prefetch) {
+        self.0.set_prefetch(prefetch);
+    }
+    #[inline]
+    fn prefetch(&self) {
+        self.0.prefetch_start();
+    }
+}
+
+/// The values as they are, in one chunk.
+impl<V> From<Vec<V>> for KeepAll<V> {
+    fn from(values: Vec<V>) -> Self {
+        KeepAll(ValueChunks::from(values))
     }
 }
 
 impl<V> IntoIterator for KeepAll<V> {
     type Item = V;
-    type IntoIter = std::vec::IntoIter<V>;
+    type IntoIter = IntoValues<V>;
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()
+    }
+}
+
+impl<'a, V> IntoIterator for &'a KeepAll<V> {
+    type Item = &'a V;
+    type IntoIter = Values<'a, V>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
     }
 }
 
@@ -151,5 +209,23 @@ mod tests {
         let mut got: Vec<i64> = all.into_iter().collect();
         got.sort();
         assert_eq!(got, vec![-7, 1, 3, 5, 10]);
+    }
+
+    #[test]
+    fn keep_all_keeps_emission_order_and_merges_after() {
+        let mut a: KeepAll<i64> = fold(&(0..1000).collect::<Vec<i64>>());
+        let b: KeepAll<i64> = fold(&(1000..1500).collect::<Vec<i64>>());
+        a.merge(b);
+        a.add(1500);
+        assert_eq!(a.len(), 1501);
+        let by_ref: Vec<i64> = a.iter().copied().collect();
+        assert_eq!(by_ref, (0..1501).collect::<Vec<i64>>());
+        for p in [Prefetch::On, Prefetch::Off] {
+            a.set_prefetch(p);
+            Combiner::<i64>::prefetch(&a);
+            assert_eq!((&a).into_iter().copied().collect::<Vec<_>>(), by_ref);
+        }
+        assert_eq!(a.into_iter().collect::<Vec<_>>(), by_ref);
+        assert_eq!(KeepAll::from(vec![1u8, 2]).iter().len(), 2);
     }
 }

@@ -300,13 +300,19 @@ mod tests {
 
     #[test]
     fn merging_partitions_combines_equal_keys() {
-        let a = vec![(1u32, KeepAll(vec![1u8])), (2, KeepAll(vec![2]))];
-        let b = vec![(2u32, KeepAll(vec![3u8])), (3, KeepAll(vec![4]))];
+        let a = vec![
+            (1u32, KeepAll::from(vec![1u8])),
+            (2, KeepAll::from(vec![2])),
+        ];
+        let b = vec![
+            (2u32, KeepAll::from(vec![3u8])),
+            (3, KeepAll::from(vec![4])),
+        ];
         let mut merged = merge_part::<u32, KeepAll<u8>, u8>(vec![a, b]);
         merged.sort_by_key(|p| p.0);
         let keys: Vec<u32> = merged.iter().map(|p| p.0).collect();
         assert_eq!(keys, vec![1, 2, 3]);
-        let mut two = merged[1].1 .0.clone();
+        let mut two: Vec<u8> = merged[1].1.iter().copied().collect();
         two.sort();
         assert_eq!(two, vec![2, 3]);
     }

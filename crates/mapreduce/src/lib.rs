@@ -11,7 +11,10 @@
 //! container ([`ContainerKind`]: an array for small integer keys, a fixed
 //! or a growable hash table), reduce merges one partition of every
 //! worker's container per task, and the outputs merge in parallel, in the
-//! order asked ([`OutputOrder`]). [`Input`] memory-maps a file or reads it
+//! order asked ([`OutputOrder`]). A [`KeepAll`] job's reduce reads a
+//! key's values through a prefetching iterator ([`Values`]) over
+//! chunks that never move ([`ValueChunks`]); [`Prefetch`] turns the
+//! prefetching off. [`Input`] memory-maps a file or reads it
 //! into node-placed blocks. Errors and panics in job code come back as a
 //! [`MapReduceError`]; the pool stays usable.
 //!
@@ -61,9 +64,11 @@ pub mod input;
 pub mod job;
 mod locality;
 pub mod order;
+pub mod prefetch;
 pub mod runtime;
 pub mod split;
 pub mod stats;
+pub mod values;
 
 /// Key/value pairs.
 pub type Pairs<K, V> = Vec<(K, V)>;
@@ -76,5 +81,7 @@ pub use error::{JobError, MapReduceError, Result};
 pub use input::{Input, InputMode};
 pub use job::{Emitter, Job, Split};
 pub use order::OutputOrder;
+pub use prefetch::Prefetch;
 pub use runtime::{JobOptions, JobOutput, Runtime, DEFAULT_CHUNK_BYTES};
 pub use stats::{CpuSplit, JobStats, NodeTasks, PhaseCpu, PhaseSeconds};
+pub use values::{IntoValues, ValueChunks, Values};

@@ -6,7 +6,10 @@
 //!    own node's tasks first and steal by distance when idle (the pool's
 //!    rule). Each worker folds into its own container.
 //! 3. **reduce**: one task per partition merges that partition of every
-//!    worker's container and reduces each key.
+//!    worker's container and reduces each key; with
+//!    [`JobOptions::prefetch`] on (the default), the next key's state is
+//!    prefetched while one is reduced, and a [`crate::KeepAll`] key's
+//!    values are read through a prefetching iterator.
 //! 4. **merge**: the partitions' outputs are joined, ordered as asked
 //!    ([`crate::order`]).
 //!
@@ -22,11 +25,13 @@ use std::time::Instant;
 use numakit_pool::{Pool, PoolError};
 use numakit_topology::NodeId;
 
+use crate::combiner::Combiner;
 use crate::container::{merge_part, ContainerKind, Store};
 use crate::error::{MapReduceError, Result};
 use crate::job::{Emitter, Job, Split};
 use crate::locality;
 use crate::order::{self, OutputOrder};
+use crate::prefetch::Prefetch;
 use crate::stats::{per_node_tasks, CpuMark, JobStats, PhaseCpu, PhaseSeconds};
 use crate::{Pairs, Parts};
 
@@ -52,6 +57,10 @@ pub struct JobOptions {
     pub partitions: Option<usize>,
     /// The order of the output pairs (default: unordered).
     pub order: OutputOrder,
+    /// Whether reduce prefetches: the next key's state while it reduces
+    /// one, and ahead of the value a [`crate::KeepAll`] iterator yields
+    /// (default: on).
+    pub prefetch: Prefetch,
 }
 
 /// A run's reduced pairs and what it measured.
@@ -187,7 +196,7 @@ impl<'p> Runtime<'p> {
         seconds.map = lap(&started) - seconds.split;
         marks.push(CpuMark::now());
 
-        let reduced = self.reduce(job, stores, parts)?;
+        let reduced = self.reduce(job, stores, parts, opts.prefetch)?;
         seconds.reduce = lap(&started) - seconds.split - seconds.map;
         marks.push(CpuMark::now());
 
@@ -266,6 +275,7 @@ impl<'p> Runtime<'p> {
         job: &J,
         stores: Vec<Store<J::Key, J::Combiner>>,
         parts: usize,
+        prefetch: Prefetch,
     ) -> Result<Parts<J::Key, J::Output>> {
         let cut: Vec<Mutex<Parts<J::Key, J::Combiner>>> =
             stores.iter().map(|_| Mutex::new(Vec::new())).collect();
@@ -282,13 +292,14 @@ impl<'p> Runtime<'p> {
                 column.push(part);
             }
         }
-        self.reduce_columns(job, columns)
+        self.reduce_columns(job, columns, prefetch)
     }
 
     fn reduce_columns<'a, J: Job<'a>>(
         &self,
         job: &J,
         columns: Vec<Parts<J::Key, J::Combiner>>,
+        prefetch: Prefetch,
     ) -> Result<Parts<J::Key, J::Output>> {
         let outputs: Vec<Mutex<Pairs<J::Key, J::Output>>> =
             columns.iter().map(|_| Mutex::new(Vec::new())).collect();
@@ -298,22 +309,9 @@ impl<'p> Runtime<'p> {
                 let failure = &failure;
                 scope.spawn(move |_| {
                     let merged = merge_part::<J::Key, J::Combiner, J::Value>(column);
-                    let mut out = Vec::with_capacity(merged.len());
-                    for (key, state) in merged {
-                        if failure.failed() {
-                            return;
-                        }
-                        match job.reduce(&key, state) {
-                            Ok(value) => out.push((key, value)),
-                            Err(source) => {
-                                return failure.set(MapReduceError::Job {
-                                    phase: "reduce",
-                                    source,
-                                })
-                            }
-                        }
+                    if let Some(out) = reduce_part(job, merged, prefetch, failure) {
+                        *lock(slot) = out;
                     }
-                    *lock(slot) = out;
                 });
             }
         });
@@ -323,6 +321,41 @@ impl<'p> Runtime<'p> {
             .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
             .collect())
     }
+}
+
+/// Reduces one merged partition, key by key; with prefetch on, the next
+/// key's state is prefetched while one is reduced. `None` once any task
+/// has failed (the failure is recorded).
+fn reduce_part<'a, J: Job<'a>>(
+    job: &J,
+    merged: Pairs<J::Key, J::Combiner>,
+    prefetch: Prefetch,
+    failure: &FirstFailure,
+) -> Option<Pairs<J::Key, J::Output>> {
+    let mut out = Vec::with_capacity(merged.len());
+    let mut merged = merged.into_iter().peekable();
+    while let Some((key, mut state)) = merged.next() {
+        if failure.failed() {
+            return None;
+        }
+        if prefetch.is_on() {
+            if let Some((_, next)) = merged.peek() {
+                Combiner::<J::Value>::prefetch(next);
+            }
+        }
+        Combiner::<J::Value>::set_prefetch(&mut state, prefetch);
+        match job.reduce(&key, state) {
+            Ok(value) => out.push((key, value)),
+            Err(source) => {
+                failure.set(MapReduceError::Job {
+                    phase: "reduce",
+                    source,
+                });
+                return None;
+            }
+        }
+    }
+    Some(out)
 }
 
 fn lap(started: &Instant) -> f64 {

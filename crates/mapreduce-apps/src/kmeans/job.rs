@@ -132,6 +132,7 @@ pub fn run(
         chunk_records: None,
         partitions: Some(1),
         order: OutputOrder::Unordered,
+        ..JobOptions::default()
     };
     let mut means = input.initial_means().clone();
     let mut assignment = vec![UNASSIGNED; points.len()];

@@ -86,6 +86,7 @@ where
         chunk_records: None,
         partitions: Some(1),
         order: OutputOrder::Unordered,
+        ..JobOptions::default()
     };
     let mut seconds = rt.run(&job, input, &opts)?.stats.seconds;
     seconds.split += prepared;

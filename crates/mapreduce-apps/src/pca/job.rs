@@ -88,6 +88,7 @@ fn means(rt: &Runtime, matrix: &PcaMatrix) -> Result<(Vec<i64>, PhaseSeconds), P
         chunk_records: None,
         partitions: None,
         order: OutputOrder::ByKey,
+        ..JobOptions::default()
     };
     let out = rt.run(&job, matrix.values(), &opts)?;
     Ok((
