@@ -1,7 +1,7 @@
 //! `numakit cluster join` as users start it: `--local P`, a hostfile with
 //! `--process` or SLURM_PROCID, results checked against the single-machine
-//! join, result files, clear one-line errors, a peer that never connects,
-//! and a peer killed mid-join.
+//! join, result files, a receive budget's backpressure, clear one-line
+//! errors, a peer that never connects, and a peer killed mid-join.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -117,6 +117,51 @@ fn both_frame_modes_equal_the_single_machine_join() {
     assert_error(
         &["cluster", "join", "--local", "2", "--frames", "both"],
         "unknown frame mode",
+    );
+}
+
+#[test]
+fn a_receive_budget_makes_senders_wait_and_bounds_what_each_process_holds() {
+    let v = json_of(&[
+        "cluster",
+        "join",
+        "--local",
+        "3",
+        "--rows-r",
+        "20K",
+        "--rows-s",
+        "60K",
+        "--buckets",
+        "16",
+        "--receive-budget",
+        "64KiB",
+        "--task-delay-ms",
+        "1",
+        "--verify",
+        "--json",
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(v["verified"], Value::Bool(true), "{v}");
+    assert_eq!(v["receive_budget"], 65536, "{v}");
+    let processes = v["per_process"].as_array().cloned().unwrap_or_default();
+    assert_eq!(processes.len(), 3, "{v}");
+    let waits: u64 = processes
+        .iter()
+        .map(|p| p["sender_waits"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(waits > 0, "the input is many budgets: {v}");
+    for p in &processes {
+        let held = p["peak_held_bytes"].as_u64().unwrap_or(u64::MAX);
+        assert!(held <= 65536, "{p}");
+    }
+    assert_error(
+        &["cluster", "join", "--local", "2", "--receive-budget", "10%"],
+        "not a percentage",
+    );
+    assert_error(
+        &["cluster", "join", "--local", "2", "--receive-budget", "0"],
+        "not a size of at least 1 byte",
     );
 }
 

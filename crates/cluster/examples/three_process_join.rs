@@ -5,6 +5,9 @@
 //! process's loads, join span and intra-node gain (Chakraborty §V).
 //!
 //! `cargo run --release -p numakit-cluster --example three_process_join`
+//! (add a number of bytes, `-- 1048576`, to bound what each process
+//! holds of its peers' pieces: a receive budget; the senders' waits and
+//! the peak held bytes are printed too).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,7 +70,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         seed: 2,
     };
-    let spec = JoinSpec::new(Predicate::Equal);
+    let mut spec = JoinSpec::new(Predicate::Equal);
+    spec.receive_budget = std::env::args().nth(1).map(|b| b.parse()).transpose()?;
     let handles: Vec<_> = (0..PROCESSES)
         .map(|i| {
             let (addresses, spec) = (addresses.clone(), spec.clone());
@@ -84,9 +88,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
             for m in &c.processes {
                 println!(
-                    "process {}: compute {:.3} s, send {:.3} s, receive {:.3} s, span {:.3} s, gain {:.2}",
+                    "process {}: compute {:.3} s, send {:.3} s, receive {:.3} s, span {:.3} s, gain {:.2}, \
+                     {} sender waits ({:.3} s), peak held {} bytes",
                     m.process, m.compute_seconds, m.send_seconds, m.receive_seconds, m.span_seconds,
-                    m.intra_node_gain()
+                    m.intra_node_gain(), m.sender_waits, m.sender_wait_seconds, m.peak_held_bytes
                 );
             }
         }

@@ -12,6 +12,11 @@
 //! computation and communication loads, join span, intra-node gain,
 //! speedup.
 //!
+//! What a process holds of its peers' pieces can be bounded
+//! ([`JoinSpec::receive_budget`]): senders then wait for credit that the
+//! receiver gives back as it joins and releases their pieces
+//! ([`credit`]), so a join larger than the budget still completes.
+//!
 //! The processes talk through the [`transport::Transport`] trait; the
 //! backend is timely dataflow (`transport::timely_backend`, the only
 //! module that uses timely), whose structure is the paper's: worker
@@ -93,6 +98,7 @@
 // behind safe wrappers.
 #![forbid(unsafe_code)]
 
+pub mod credit;
 pub mod error;
 pub mod frames;
 pub mod join;

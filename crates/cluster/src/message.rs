@@ -1,5 +1,6 @@
 //! What processes say to each other: pieces of relations, the end of a
-//! sender's pieces, and each process's report to the sink.
+//! sender's pieces, credit given back under a receive budget, and each
+//! process's report to the sink.
 //!
 //! A piece is one bucket of one relation from one sender to one receiver
 //! (equi-joins) or one block of the broadcast relation (non-equi joins).
@@ -51,6 +52,13 @@ pub enum Message {
     },
     /// A process's result and metrics, for the sink (process 0).
     Report(Box<ProcessReport>),
+    /// The receiver released `bytes` row bytes of the sender's pieces:
+    /// the sender may send that much more (a receive budget's credit,
+    /// see [`crate::credit`]).
+    Credit {
+        /// Row bytes given back.
+        bytes: u64,
+    },
 }
 
 /// What a process tells the sink when its part of the join is done.
@@ -71,7 +79,7 @@ impl Message {
     /// Payload bytes of the message (rows only), for progress.
     pub fn row_bytes(&self) -> u64 {
         match self {
-            Message::Piece(p) => (p.rows.len() * std::mem::size_of::<Tuple>()) as u64,
+            Message::Piece(p) => crate::credit::row_bytes(p.rows.len()),
             _ => 0,
         }
     }

@@ -6,6 +6,10 @@
 //! intra-node gain = total load / join span: how much of the work ran
 //! side by side. Speedup = join span with one process / join span with P.
 //!
+//! Under a receive budget ([`crate::credit`]) a process also reports how
+//! often and how long its pieces waited for credit, and the peak bytes
+//! of received pieces it held.
+//!
 //! This module defines and combines the numbers; the join and the
 //! transport measure them (a transport reports each link's traffic as a
 //! [`LinkTraffic`]).
@@ -72,6 +76,19 @@ pub struct ProcessMetrics {
     pub bytes_received: u64,
     /// Per link.
     pub links: Vec<LinkTraffic>,
+    /// How many times a piece of this process waited for a peer's
+    /// receive credit (0 without a receive budget).
+    #[serde(default)]
+    pub sender_waits: u64,
+    /// Seconds this process's pieces waited for credit, summed over
+    /// peers.
+    #[serde(default)]
+    pub sender_wait_seconds: f64,
+    /// The most row bytes of peers' pieces this process held at once,
+    /// received and not yet processed (measured with or without a
+    /// budget).
+    #[serde(default)]
+    pub peak_held_bytes: u64,
 }
 
 impl ProcessMetrics {

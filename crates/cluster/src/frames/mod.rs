@@ -25,9 +25,11 @@
 //!
 //! Every sender ends each relation with the number of pieces it sent; the
 //! join of this process is complete when every sender's pieces are in and
-//! nothing waits. Frames decide what to do; they run nothing.
+//! nothing waits. Frames decide what to do; they run nothing. For a
+//! receive budget ([`crate::credit`]) they say how each piece's rows are
+//! held ([`Frames::arrive_held`]); they keep no accounts themselves.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use numakit_ops::Tuple;
 use serde::{Deserialize, Serialize};
@@ -96,8 +98,19 @@ pub enum Work {
     /// Join `rows` of the broadcast relation with the stationary one.
     Broadcast {
         /// One block of the broadcast relation, from any sender.
-        rows: Vec<Tuple>,
+        rows: Arc<Vec<Tuple>>,
     },
+}
+
+/// What [`Frames::arrive_held`] did with a piece.
+pub struct Arrived {
+    /// The work the piece makes possible now.
+    pub work: Option<Work>,
+    /// The piece's rows, when they are shared by the tasks that use them
+    /// (S pieces, broadcast blocks): they are released once this no
+    /// longer upgrades. `None` for R pieces of an equi-join (released
+    /// when their table is built) and for empty S pieces.
+    pub rows: Option<Weak<Vec<Tuple>>>,
 }
 
 /// Pieces and end markers per sender and side.
@@ -200,8 +213,7 @@ impl WholeBucket {
         }))
     }
 
-    fn right(&mut self, rows: Vec<Tuple>) -> Option<Work> {
-        let rows = Arc::new(rows);
+    fn right(&mut self, rows: Arc<Vec<Tuple>>) -> Option<Work> {
         match &self.table {
             Some(table) => Some(Work::Probe {
                 tables: vec![Arc::clone(table)],
@@ -275,11 +287,10 @@ impl SenderBucket {
         }))
     }
 
-    fn right(&mut self, rows: Vec<Tuple>) -> Option<Work> {
+    fn right(&mut self, rows: Arc<Vec<Tuple>>) -> Option<Work> {
         if rows.is_empty() {
             return None;
         }
-        let rows = Arc::new(rows);
         if !self.done() {
             self.seen.push(Arc::clone(&rows));
         }
@@ -350,7 +361,7 @@ impl Bucket {
         }
     }
 
-    fn right(&mut self, rows: Vec<Tuple>) -> Option<Work> {
+    fn right(&mut self, rows: Arc<Vec<Tuple>>) -> Option<Work> {
         match self {
             Bucket::All(b) => b.right(rows),
             Bucket::PerSender(b) => b.right(rows),
@@ -413,6 +424,12 @@ impl Frames {
 
     /// A piece from `from` (this process's own pieces too).
     pub fn arrive(&mut self, from: usize, piece: Piece) -> Result<Option<Work>> {
+        Ok(self.arrive_held(from, piece)?.work)
+    }
+
+    /// [`Frames::arrive`], telling also how the piece's rows are held
+    /// (for a receive budget's accounting).
+    pub fn arrive_held(&mut self, from: usize, piece: Piece) -> Result<Arrived> {
         if from >= self.processes {
             return Err(ClusterError::Transport(format!(
                 "a piece from unknown process {from}"
@@ -426,7 +443,11 @@ impl Frames {
                     piece.side
                 )));
             }
-            return Ok(Some(Work::Broadcast { rows: piece.rows }));
+            let rows = Arc::new(piece.rows);
+            return Ok(Arrived {
+                rows: Some(Arc::downgrade(&rows)),
+                work: Some(Work::Broadcast { rows }),
+            });
         }
         let b = self.buckets.get_mut(piece.bucket as usize).ok_or_else(|| {
             ClusterError::Transport(format!(
@@ -435,8 +456,18 @@ impl Frames {
             ))
         })?;
         match piece.side {
-            Side::Left => b.left(piece.bucket, from, piece.rows),
-            Side::Right => Ok(b.right(piece.rows)),
+            Side::Left => Ok(Arrived {
+                work: b.left(piece.bucket, from, piece.rows)?,
+                rows: None,
+            }),
+            Side::Right => {
+                let rows = Arc::new(piece.rows);
+                let weak = Arc::downgrade(&rows);
+                Ok(Arrived {
+                    work: b.right(rows),
+                    rows: Some(weak),
+                })
+            }
         }
     }
 

@@ -5,6 +5,11 @@
 //! everything is in, every task has ended and the links have taken all
 //! this process sent. It waits on nothing global:
 //! each process finishes as soon as its own part is joined.
+//!
+//! It also keeps the receive ledger ([`crate::credit`]): what it holds of
+//! its peers' pieces, released when a table absorbed them or the last
+//! task dropped them, and (under a receive budget) the credit it gives
+//! back to their senders.
 
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
@@ -12,11 +17,12 @@ use std::time::Duration;
 
 use numakit_pool::Pool;
 
+use crate::credit::{row_bytes, ReceiveLedger};
 use crate::error::{ClusterError, Result};
 use crate::frames::{Frames, Work};
 use crate::join::send::Outbox;
 use crate::join::work::{self, Event, TaskEnv};
-use crate::message::{Message, ProcessReport};
+use crate::message::{Message, ProcessReport, Side};
 use crate::transport::Transport;
 
 /// How long the driver waits for a message before looking at its tasks.
@@ -29,12 +35,19 @@ pub(super) struct Driven {
     pub pieces_received: u64,
     /// Reports of other processes that arrived early (at the sink).
     pub reports: Vec<ProcessReport>,
+    /// Times this process's pieces waited for a peer's credit.
+    pub sender_waits: u64,
+    /// Seconds they waited, summed over peers.
+    pub sender_wait_seconds: f64,
+    /// The most bytes of peers' pieces held at once.
+    pub peak_held_bytes: u64,
 }
 
 struct State<'a> {
     transport: &'a mut dyn Transport<Message>,
     frames: Frames,
     outbox: Outbox,
+    ledger: ReceiveLedger,
     outstanding: usize,
     driven: Driven,
 }
@@ -48,11 +61,13 @@ pub(super) fn drive(
     local: Vec<Work>,
     env: &TaskEnv<'_>,
 ) -> Result<Driven> {
+    let processes = transport.processes();
     let (events_tx, events) = mpsc::channel::<Event>();
     let mut st = State {
         transport,
         frames,
         outbox,
+        ledger: ReceiveLedger::new(processes),
         outstanding: 0,
         driven: Driven::default(),
     };
@@ -72,6 +87,7 @@ pub(super) fn drive(
                     spawn(&mut st, w);
                 }
             }
+            return_credit(&mut st)?;
             let finished = st.frames.complete() && st.outstanding == 0 && st.outbox.done();
             if finished && st.outbox.flushed(st.transport) {
                 return Ok(());
@@ -90,7 +106,24 @@ pub(super) fn drive(
         result
     });
     outcome??;
+    let credits = st.outbox.credits();
+    st.driven.sender_waits = credits.waits();
+    st.driven.sender_wait_seconds = credits.wait_seconds();
+    st.driven.peak_held_bytes = st.ledger.peak();
     Ok(st.driven)
+}
+
+/// Releases what nobody uses any more and, under a budget, gives the
+/// senders their credit back.
+fn return_credit(st: &mut State<'_>) -> Result<()> {
+    st.ledger.poll();
+    let owed = st.ledger.take_owed();
+    if st.outbox.credits().is_bounded() {
+        for (peer, bytes) in owed {
+            st.outbox.return_credit(st.transport, peer, bytes)?;
+        }
+    }
+    Ok(())
 }
 
 fn handle_event(st: &mut State<'_>, event: Event) -> Result<Vec<Work>> {
@@ -99,7 +132,10 @@ fn handle_event(st: &mut State<'_>, event: Event) -> Result<Vec<Work>> {
             bucket,
             sender,
             table,
-        } => st.frames.built(bucket, sender, table),
+        } => {
+            st.ledger.built(bucket, sender);
+            st.frames.built(bucket, sender, table)
+        }
         Event::Done { seconds, panicked } => {
             st.outstanding -= 1;
             st.driven.compute_seconds += seconds;
@@ -117,7 +153,19 @@ fn handle_message(st: &mut State<'_>, from: usize, message: Message) -> Result<O
     match message {
         Message::Piece(piece) => {
             st.driven.pieces_received += 1;
-            st.frames.arrive(from, piece)
+            let (side, bucket) = (piece.side, piece.bucket);
+            let bytes = row_bytes(piece.rows.len());
+            let arrived = st.frames.arrive_held(from, piece)?;
+            match (&arrived.rows, side) {
+                (Some(rows), _) => st.ledger.shared(from, bytes, rows.clone()),
+                (None, Side::Left) => st.ledger.building(bucket, from, bytes),
+                (None, Side::Right) => {}
+            }
+            Ok(arrived.work)
+        }
+        Message::Credit { bytes } => {
+            st.outbox.credit_returned(from, bytes)?;
+            Ok(None)
         }
         Message::EndOfSide { side, pieces } => {
             st.frames.end(from, side, pieces)?;

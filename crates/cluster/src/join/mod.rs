@@ -18,6 +18,11 @@
 //! exchange for building before the slowest sender's R piece is in);
 //! sending R before S keeps the tables ready when S arrives.
 //!
+//! With a receive budget ([`JoinSpec::receive_budget`]) the pieces a
+//! process holds from its peers are bounded: senders wait for credit
+//! that the receiver gives back as it releases pieces
+//! ([`crate::credit`]).
+//!
 //! This module runs the join of one process on a [`Transport`] that
 //! carries its [`Message`]s; the sink's gathering of results is
 //! [`crate::run`]'s.
@@ -67,6 +72,12 @@ pub struct JoinSpec {
     pub output: Output,
     /// Extra time per task, to make a join slow on purpose (tests).
     pub task_delay: Duration,
+    /// Bytes of peers' pieces each process may hold received and not yet
+    /// processed (row bytes; see [`crate::credit`]): senders wait for
+    /// credit instead. `None`: unbounded. Every process must use the
+    /// same, so the fingerprint includes it.
+    #[serde(default)]
+    pub receive_budget: Option<u64>,
 }
 
 impl JoinSpec {
@@ -82,22 +93,31 @@ impl JoinSpec {
             broadcast: Side::Left,
             output: Output::Checksum,
             task_delay: Duration::ZERO,
+            receive_budget: None,
         }
     }
 
     /// A number that differs between specs that would join differently
     /// (processes compare it when they connect).
     pub fn fingerprint(&self) -> u64 {
-        let text = format!(
+        let mut text = format!(
             "{:?}|{:?}|{}|{}|{:?}|{:?}",
             self.predicate, self.order, self.buckets, self.block_rows, self.broadcast, self.output
         );
+        if let Some(budget) = self.receive_budget {
+            text.push_str(&format!("|budget {budget}"));
+        }
         text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         })
     }
 
     fn check(&self) -> Result<()> {
+        if self.receive_budget == Some(0) {
+            return Err(ClusterError::InvalidArgument(
+                "a receive budget must be at least 1 byte".into(),
+            ));
+        }
         if self.buckets == 0 || self.block_rows == 0 {
             return Err(ClusterError::InvalidArgument(
                 "buckets and block rows must be at least 1".into(),
@@ -163,6 +183,9 @@ pub fn join(
         pieces_received: driven.pieces_received,
         compute_seconds: prepared.compute_seconds + driven.compute_seconds,
         span_seconds,
+        sender_waits: driven.sender_waits,
+        sender_wait_seconds: driven.sender_wait_seconds,
+        peak_held_bytes: driven.peak_held_bytes,
         ..ProcessMetrics::default()
     };
     metrics.set_links(transport.traffic(), transport.codec_seconds());

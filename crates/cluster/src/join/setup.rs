@@ -16,6 +16,7 @@ use numakit_ops::timing::Silent;
 use numakit_ops::Relation;
 use numakit_pool::Pool;
 
+use crate::credit::SendCredits;
 use crate::error::Result;
 use crate::frames::{Frames, Work};
 use crate::join::send::{Outbox, Pieces};
@@ -34,6 +35,14 @@ pub(super) struct Prepared {
     pub compute_seconds: f64,
 }
 
+/// The peers' receive credit under `spec`'s budget.
+fn credits(spec: &JoinSpec, processes: usize) -> SendCredits {
+    match spec.receive_budget {
+        Some(budget) => SendCredits::bounded(budget, processes),
+        None => SendCredits::unbounded(),
+    }
+}
+
 /// Prepares a hash-distributed equi-join.
 pub(super) fn equi(
     pool: &Pool,
@@ -48,7 +57,7 @@ pub(super) fn equi(
         buckets: spec.buckets,
     };
     let mut frames = Frames::equi(processes, spec.buckets, spec.frames);
-    let mut outbox = Outbox::new(spec.order);
+    let mut outbox = Outbox::with_credits(spec.order, credits(spec, processes));
     let mut local = Vec::new();
     let mut compute_seconds = 0.0;
     for (side, relation) in [(Side::Left, left), (Side::Right, right)] {
@@ -121,7 +130,7 @@ pub(super) fn broadcast(
         local.extend(frames.arrive(me, piece)?);
     }
     frames.end(me, spec.broadcast, blocks.len() as u64)?;
-    let mut outbox = Outbox::new(spec.order);
+    let mut outbox = Outbox::with_credits(spec.order, credits(spec, processes));
     outbox.add(spec.broadcast, Pieces::Shared(blocks), me, processes);
     Ok(Prepared {
         frames,

@@ -162,6 +162,14 @@ pub struct ClusterJoinArgs {
     #[arg(long, default_value = "all-senders", value_name = "MODE")]
     pub frames: numakit_cluster::FrameMode,
 
+    /// Bytes of its peers' pieces each process may hold received and not
+    /// yet joined (e.g. 64MiB, 512K, 1000000; K, M, G are powers of 1024,
+    /// KB, MB, GB of 1000): senders wait for the receiver's credit
+    /// instead. Every process must be given the same. Default:
+    /// unbounded.
+    #[arg(long, value_name = "BYTES", value_parser = receive_budget)]
+    pub receive_budget: Option<u64>,
+
     /// Rows per broadcast block (non-equi joins).
     #[arg(long, default_value = "64K", value_name = "N", value_parser = crate::common::parse::count)]
     pub block_rows: u64,
@@ -204,6 +212,18 @@ pub struct ClusterJoinArgs {
     /// Testing: every join task sleeps this long (makes a join slow).
     #[arg(long, default_value_t = 0, value_name = "MS", hide = true)]
     pub task_delay_ms: u64,
+}
+
+/// `--receive-budget`: a size in bytes (not a percentage: every process
+/// must have the same budget).
+fn receive_budget(text: &str) -> Result<u64, String> {
+    let bad = || format!("`{text}` is not a size of at least 1 byte (e.g. 64MiB, 512K, 1000000)");
+    if text.trim().ends_with('%') {
+        return Err(format!("{}, not a percentage", bad()));
+    }
+    numakit_placement::MemoryLimit::parse(text)
+        .map(|limit| limit.bytes)
+        .map_err(|_| bad())
 }
 
 impl ClusterJoinArgs {

@@ -313,6 +313,10 @@ fn child_args(
             args.pool.cpus.as_ref().map(|c| c.to_list_string()),
         ),
         (
+            "--receive-budget",
+            args.receive_budget.map(|b| b.to_string()),
+        ),
+        (
             "--fail-part-write",
             args.fail_part_write.map(|i| i.to_string()),
         ),

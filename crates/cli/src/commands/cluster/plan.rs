@@ -105,6 +105,7 @@ fn plan_of(args: &ClusterJoinArgs) -> Result<ClusterJoinPlan> {
         broadcast,
         output,
         task_delay: Duration::from_millis(args.task_delay_ms),
+        receive_budget: args.receive_budget,
     };
     Ok(ClusterJoinPlan {
         spec,

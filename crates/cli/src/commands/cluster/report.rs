@@ -7,7 +7,7 @@ use numakit_cluster::metrics::ProcessMetrics;
 use numakit_cluster::{ClusterResult, JoinSpec, Output, PartialResult};
 use serde::{Deserialize, Serialize};
 
-use crate::render::format::table;
+use crate::render::format::{bytes, table};
 
 /// One process's metrics and what it wrote.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -43,6 +43,10 @@ pub struct SinkOutput {
     pub distribution: String,
     /// The send order (ring or all-at-once).
     pub order: String,
+    /// Bytes of peers' pieces each process may hold (`--receive-budget`;
+    /// `None`: unbounded).
+    #[serde(default)]
+    pub receive_budget: Option<u64>,
     /// What the sink keeps: count, checksum, a sample or the rows.
     pub output: Output,
     /// Rows of R over all processes.
@@ -80,6 +84,7 @@ impl SinkOutput {
             predicate: spec.predicate.describe(),
             distribution,
             order: spec.order.name().to_string(),
+            receive_budget: spec.receive_budget,
             output: spec.output,
             left_rows: cluster.processes.iter().map(|p| p.left_rows).sum(),
             right_rows: cluster.processes.iter().map(|p| p.right_rows).sum(),
@@ -142,6 +147,28 @@ pub fn metrics_table(per_process: &[ProcessOutput]) -> String {
     table(&rows)
 }
 
+/// The backpressure of a receive budget, per process: how often and how
+/// long its pieces waited for credit, and the most bytes of its peers'
+/// pieces it held.
+pub fn backpressure_table(budget: u64, per_process: &[ProcessOutput]) -> String {
+    let mut rows = vec![vec![
+        "process".to_string(),
+        "sender waits".to_string(),
+        "wait s".to_string(),
+        format!("peak held (budget {})", bytes(budget)),
+    ]];
+    for p in per_process {
+        let m = &p.metrics;
+        rows.push(vec![
+            m.process.to_string(),
+            m.sender_waits.to_string(),
+            format!("{:.3}", m.sender_wait_seconds),
+            bytes(m.peak_held_bytes),
+        ]);
+    }
+    table(&rows)
+}
+
 /// The result in words.
 pub fn result_line(output: Output, r: &PartialResult) -> String {
     match output {
@@ -164,6 +191,13 @@ pub fn render_sink(s: &SinkOutput) -> String {
         metrics_table(&s.per_process),
         s.span_seconds
     );
+    if let Some(budget) = s.receive_budget {
+        out.push_str(&format!(
+            "\n\nreceive budget {} per process (senders wait for credit):\n{}",
+            bytes(budget),
+            backpressure_table(budget, &s.per_process)
+        ));
+    }
     if !s.result.sample.is_empty() {
         out.push_str("\nsample (smallest rows: key, left payload, right payload):");
         for r in &s.result.sample {
