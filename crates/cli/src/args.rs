@@ -127,4 +127,9 @@ pub enum Command {
     /// the join, per-process loads, join span and intra-node gain.
     #[command(subcommand)]
     Cluster(crate::commands::cluster::args::ClusterCommand),
+    /// Rerun a figure or table of Li, Kiefer, Chakraborty or Phoenix
+    /// Rebirth with numakit's own commands, our figures beside the
+    /// published ones, the paper's claims checked and what differs; `--list`
+    /// shows every item of the four papers and how each is reproduced.
+    Paper(crate::commands::paper::PaperArgs),
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::args::{BenchCommand, Cli, Command};
 use crate::commands::cluster::args::ClusterCommand;
 use crate::commands::{
-    bench, cluster, doctor, interfere, mapreduce, ops, probe, run, shuffle, simulate, topo,
+    bench, cluster, doctor, interfere, mapreduce, ops, paper, probe, run, shuffle, simulate, topo,
 };
 
 /// Runs the command; `Ok(false)` means "completed, but report failure"
@@ -54,6 +54,7 @@ pub fn dispatch(cli: &Cli) -> Result<bool> {
         Command::Interfere(args) => {
             interfere::run(args, cli.placement, cli.json, cli.quiet).map(|()| true)
         }
+        Command::Paper(args) => paper::run(args, cli.json, cli.quiet).map(|()| true),
     }
 }
 
@@ -71,6 +72,7 @@ fn output_paths(command: &Command) -> Vec<(&'static str, PathBuf)> {
     match command {
         Command::Shuffle(a) => add("--chart", &a.chart),
         Command::Simulate(a) => add("--chart", &a.chart),
+        Command::Paper(a) => add("--chart", &a.chart),
         Command::Join(a) => add("--out", &a.common.out),
         Command::Aggregate(a) => add("--out", &a.common.out),
         Command::Sort(a) => add("--out", &a.common.out),

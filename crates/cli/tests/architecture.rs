@@ -24,6 +24,7 @@ const STACK: &[&str] = &[
     "probe",
     "interfere",
     "cluster",
+    "paper",
     "python",
     "cli",
 ];

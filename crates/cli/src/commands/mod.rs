@@ -8,6 +8,7 @@ pub mod figures;
 pub mod interfere;
 pub mod mapreduce;
 pub mod ops;
+pub mod paper;
 pub mod probe;
 pub mod run;
 pub mod shuffle;

@@ -7,6 +7,7 @@ pub mod interfere;
 pub mod locks;
 pub mod mapreduce;
 pub mod ops;
+pub mod papers;
 pub mod probe;
 
 use std::sync::Arc;
@@ -49,6 +50,8 @@ struct RunOutput {
     locks_skipped: Option<String>,
     interference: Option<interfere::InterfereSummary>,
     interference_skipped: Option<String>,
+    papers: Option<papers::PapersSummary>,
+    papers_skipped: Option<String>,
 }
 
 /// The simulator's view of Li's four-socket machine.
@@ -178,6 +181,11 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Resu
             Ok(Err(why)) => (None, Some(why)),
             Err(e) => (None, Some(format!("{e:#}"))),
         };
+    spinner.phase("papers");
+    let (papers, papers_skipped) = match papers::papers(pool.placer().topology().clone()) {
+        Ok(summary) => (Some(summary), None),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
     let out = RunOutput {
         topology: topo_summary,
         doctor: doctor_summary,
@@ -197,6 +205,8 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Resu
         locks_skipped,
         interference,
         interference_skipped,
+        papers,
+        papers_skipped,
     };
     spinner.finish();
     output::report(json, &out, || render(&out, &report))?;
@@ -241,6 +251,9 @@ fn failures(out: &RunOutput) -> Result<()> {
     }
     if let Some(why) = &out.probe_skipped {
         anyhow::bail!("the memory probe failed: {why}");
+    }
+    if let Some(why) = &out.papers_skipped {
+        anyhow::bail!("the papers section failed: {why}");
     }
     Ok(())
 }
@@ -347,6 +360,12 @@ fn render(out: &RunOutput, report: &numakit_placement::doctor::Report) -> String
         &out.interference_skipped,
         interfere::lines,
         "11. interference skipped",
+    ));
+    lines.extend(section(
+        &out.papers,
+        &out.papers_skipped,
+        papers::lines,
+        "12. papers failed",
     ));
     lines.join("\n")
 }

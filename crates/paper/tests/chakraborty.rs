@@ -1,0 +1,197 @@
+//! Chakraborty's figures and tables, rerun at a small size: every
+//! reproducible item gives our figures and none of the paper's claims
+//! fails on them; the deterministic ones (the ring schedule, the data a
+//! node sends as nodes are added) are checked by value.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use numakit_paper::{
+    catalog, run, ItemId, ItemReport, Paper, PaperRequest, Reproduction, Scale, Selection, Verdict,
+};
+
+fn rerun(selection: Selection, scale: Scale) -> Vec<ItemReport> {
+    let topology = Arc::new(numakit_topology::discover().expect("this machine's topology"));
+    let request = PaperRequest {
+        paper: Paper::Chakraborty,
+        selection,
+        scale,
+    };
+    run(&request, topology, &numakit_ops::timing::Silent).expect("the rerun")
+}
+
+fn print(reports: &[ItemReport]) {
+    for r in reports {
+        println!(
+            "== {} ({}, {:.2} s): {}",
+            r.name(),
+            r.how,
+            r.seconds,
+            r.title
+        );
+        for row in &r.outcome.rows {
+            let ours = row.ours.map_or("-".into(), |v| format!("{v:.4}"));
+            let paper = row.published.map_or("-".into(), |v| format!("{v}"));
+            let ratio = row
+                .ratio()
+                .map_or(String::new(), |v| format!("  (x{v:.2})"));
+            println!(
+                "   {:<80} {ours:>12} {paper:>10} {}{ratio}",
+                row.label, row.unit
+            );
+        }
+        for s in &r.outcome.shapes {
+            println!("   shape: {} -> {:?}", s.claim, s.verdict);
+        }
+        for n in &r.outcome.notes {
+            println!("   note: {n}");
+        }
+    }
+}
+
+fn one(id: ItemId) -> ItemReport {
+    rerun(Selection::One(id), Scale::Small)
+        .into_iter()
+        .next()
+        .expect("one report")
+}
+
+#[test]
+fn every_item_reruns_small_and_no_claim_fails() {
+    let started = Instant::now();
+    let reports = rerun(Selection::All, Scale::Small);
+    print(&reports);
+    let runnable = catalog(Paper::Chakraborty)
+        .into_iter()
+        .filter(|i| i.runnable())
+        .count();
+    assert_eq!(reports.len(), runnable);
+    for r in &reports {
+        assert!(
+            r.outcome.rows.iter().any(|row| row.ours.is_some()),
+            "{} has no figure of ours",
+            r.name()
+        );
+        for s in &r.outcome.shapes {
+            assert!(
+                !s.verdict.failed(),
+                "{}: {} failed: {:?}",
+                r.name(),
+                s.claim,
+                s.verdict
+            );
+        }
+    }
+    println!(
+        "the whole paper at Scale::Small took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn every_figure_and_table_is_listed() {
+    let items = catalog(Paper::Chakraborty);
+    let ids: Vec<ItemId> = items.iter().map(|i| i.id).collect();
+    let mut want: Vec<ItemId> = (1..=9).map(ItemId::Figure).collect();
+    want.push(ItemId::Table(1));
+    assert_eq!(ids, want);
+    for i in &items {
+        let diagram = matches!(i.id, ItemId::Figure(2..=4));
+        assert_eq!(
+            i.how == Reproduction::NotReproducible,
+            diagram,
+            "{}",
+            i.name()
+        );
+        if !diagram {
+            assert!(
+                i.commands.starts_with("numakit cluster join"),
+                "{}: {}",
+                i.name(),
+                i.commands
+            );
+        }
+    }
+}
+
+#[test]
+fn the_ring_schedule_is_algorithm_1s() {
+    let r = one(ItemId::Figure(1));
+    assert_eq!(
+        r.outcome.rows.len(),
+        8,
+        "4 phases, a send and a receive each"
+    );
+    for row in &r.outcome.rows {
+        assert_eq!(row.ours, row.published, "{}", row.label);
+    }
+    assert!(r
+        .outcome
+        .shapes
+        .iter()
+        .all(|s| matches!(s.verdict, Verdict::Holds(_))));
+}
+
+#[test]
+fn a_node_sends_less_as_nodes_are_added() {
+    let r = one(ItemId::Figure(7));
+    let sent: Vec<f64> = r
+        .outcome
+        .rows
+        .iter()
+        .filter(|row| row.label.contains("data sent"))
+        .filter_map(|row| row.ours)
+        .collect();
+    assert_eq!(sent.len(), 5);
+    assert_eq!(sent[0], 0.0, "one node sends nothing");
+    assert!(sent[1..].windows(2).all(|w| w[1] < w[0]), "{sent:?}");
+    let shape = r
+        .outcome
+        .shapes
+        .iter()
+        .find(|s| s.claim.contains("data a node sends"));
+    assert!(
+        matches!(shape.map(|s| &s.verdict), Some(Verdict::Holds(_))),
+        "{:?}",
+        r.outcome.shapes
+    );
+}
+
+#[test]
+fn table_1_sets_the_paper_s_parameters_beside_numakit_s() {
+    let r = one(ItemId::Table(1));
+    let domain = r
+        .outcome
+        .rows
+        .iter()
+        .find(|row| row.label.starts_with("D:"))
+        .expect("D");
+    assert_eq!(domain.ratio(), Some(1.0));
+    let tuple = r
+        .outcome
+        .rows
+        .iter()
+        .find(|row| row.label.starts_with("S_tup"))
+        .expect("S_tup");
+    assert_eq!(tuple.ours, Some(16.0));
+}
+
+/// The figures at Scale::Standard, for the README (run in release:
+/// `cargo test --release -p numakit-paper --test chakraborty -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn standard_scale_figures() {
+    let reports = rerun(Selection::All, Scale::Standard);
+    print(&reports);
+    for r in &reports {
+        for s in &r.outcome.shapes {
+            assert!(
+                !s.verdict.failed(),
+                "{}: {} failed: {:?}",
+                r.name(),
+                s.claim,
+                s.verdict
+            );
+        }
+    }
+}
