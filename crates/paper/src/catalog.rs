@@ -172,6 +172,28 @@ pub struct Item {
 }
 
 impl Item {
+    /// An item of `paper`; `runner` is `None` exactly when it cannot be
+    /// reproduced.
+    pub(crate) fn new(
+        paper: Paper,
+        id: ItemId,
+        title: &'static str,
+        how: Reproduction,
+        commands: &'static str,
+        differs: &'static str,
+        runner: Option<Runner>,
+    ) -> Self {
+        Self {
+            paper,
+            id,
+            title,
+            how,
+            commands,
+            differs,
+            runner,
+        }
+    }
+
     /// "Li Figure 6".
     pub fn name(&self) -> String {
         format!("{} {}", self.paper, self.id)

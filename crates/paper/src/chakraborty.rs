@@ -33,7 +33,8 @@ const ONE_MACHINE: &str = "the paper's 5 dual-core VMs on 1 Gbit/s Ethernet, C++
 /// Every item of the paper.
 pub(crate) fn items() -> Vec<Item> {
     vec![
-        item(
+        Item::new(
+            Paper::Chakraborty,
             ItemId::Figure(1),
             "Distributed joins of two tables partitioned over a shared-nothing system (the ring's phases)",
             Reproduction::Described,
@@ -65,7 +66,8 @@ pub(crate) fn items() -> Vec<Item> {
 /// Figures 5-9 and Table I: the measured items.
 fn measured() -> Vec<Item> {
     vec![
-        item(
+        Item::new(
+            Paper::Chakraborty,
             ItemId::Figure(5),
             "Computation loads, communication loads and join spans with varying table sizes",
             Reproduction::MeasuredHere,
@@ -73,7 +75,8 @@ fn measured() -> Vec<Item> {
             ONE_MACHINE,
             Some(loads::figure_5),
         ),
-        item(
+        Item::new(
+            Paper::Chakraborty,
             ItemId::Figure(6),
             "Intra-node gains with varying table sizes",
             Reproduction::MeasuredHere,
@@ -81,7 +84,8 @@ fn measured() -> Vec<Item> {
             ONE_MACHINE,
             Some(loads::figure_6),
         ),
-        item(
+        Item::new(
+            Paper::Chakraborty,
             ItemId::Figure(7),
             "Computation loads, communication loads and the join span varying nodes",
             Reproduction::MeasuredHere,
@@ -89,7 +93,8 @@ fn measured() -> Vec<Item> {
             "the paper's 1 to 5 dual-core VMs on 1 Gbit/s Ethernet: here 1 to 5 processes sharing one 2-CPU machine over loopback, so adding processes adds no CPU; 240 buckets per process at every P (the paper: 1200 in all)",
             Some(nodes::figure_7),
         ),
-        item(
+        Item::new(
+            Paper::Chakraborty,
             ItemId::Figure(8),
             "Intra-node gains and system speedup with varying nodes",
             Reproduction::MeasuredHere,
@@ -97,7 +102,8 @@ fn measured() -> Vec<Item> {
             "the paper's 1 to 5 dual-core VMs on 1 Gbit/s Ethernet: here 1 to 5 processes sharing one 2-CPU machine over loopback, so the speedup cannot grow with P",
             Some(nodes::figure_8),
         ),
-        item(
+        Item::new(
+            Paper::Chakraborty,
             ItemId::Figure(9),
             "Join spans and various workloads (CPU and communication) with varying compute threads",
             Reproduction::MeasuredHere,
@@ -105,7 +111,8 @@ fn measured() -> Vec<Item> {
             "compute threads swept 1..=this machine's CPUs (2), so the paper's rise past 2 threads (context switches) is not reached; 5 processes share the 2 CPUs over loopback",
             Some(loads::figure_9),
         ),
-        item(
+        Item::new(
+            Paper::Chakraborty,
             ItemId::Table(1),
             "Default parameters",
             Reproduction::Described,
@@ -116,27 +123,9 @@ fn measured() -> Vec<Item> {
     ]
 }
 
-fn item(
-    id: ItemId,
-    title: &'static str,
-    how: Reproduction,
-    commands: &'static str,
-    differs: &'static str,
-    runner: Option<crate::catalog::Runner>,
-) -> Item {
-    Item {
-        paper: Paper::Chakraborty,
-        id,
-        title,
-        how,
-        commands,
-        differs,
-        runner,
-    }
-}
-
 fn diagram(n: u32, title: &'static str, why: &'static str) -> Item {
-    item(
+    Item::new(
+        Paper::Chakraborty,
         ItemId::Figure(n),
         title,
         Reproduction::NotReproducible,

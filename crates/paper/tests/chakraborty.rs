@@ -3,64 +3,27 @@
 //! fails on them; the deterministic ones (the ring schedule, the data a
 //! node sends as nodes are added) are checked by value.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use numakit_paper::{
-    catalog, run, ItemId, ItemReport, Paper, PaperRequest, Reproduction, Scale, Selection, Verdict,
-};
+use numakit_paper::{catalog, ItemId, ItemReport, Paper, Reproduction, Scale, Selection, Verdict};
+
+mod common;
+
+const PAPER: Paper = Paper::Chakraborty;
 
 fn rerun(selection: Selection, scale: Scale) -> Vec<ItemReport> {
-    let topology = Arc::new(numakit_topology::discover().expect("this machine's topology"));
-    let request = PaperRequest {
-        paper: Paper::Chakraborty,
-        selection,
-        scale,
-    };
-    run(&request, topology, &numakit_ops::timing::Silent).expect("the rerun")
-}
-
-fn print(reports: &[ItemReport]) {
-    for r in reports {
-        println!(
-            "== {} ({}, {:.2} s): {}",
-            r.name(),
-            r.how,
-            r.seconds,
-            r.title
-        );
-        for row in &r.outcome.rows {
-            let ours = row.ours.map_or("-".into(), |v| format!("{v:.4}"));
-            let paper = row.published.map_or("-".into(), |v| format!("{v}"));
-            let ratio = row
-                .ratio()
-                .map_or(String::new(), |v| format!("  (x{v:.2})"));
-            println!(
-                "   {:<80} {ours:>12} {paper:>10} {}{ratio}",
-                row.label, row.unit
-            );
-        }
-        for s in &r.outcome.shapes {
-            println!("   shape: {} -> {:?}", s.claim, s.verdict);
-        }
-        for n in &r.outcome.notes {
-            println!("   note: {n}");
-        }
-    }
+    common::rerun(PAPER, selection, scale)
 }
 
 fn one(id: ItemId) -> ItemReport {
-    rerun(Selection::One(id), Scale::Small)
-        .into_iter()
-        .next()
-        .expect("one report")
+    common::one(PAPER, id)
 }
 
 #[test]
 fn every_item_reruns_small_and_no_claim_fails() {
     let started = Instant::now();
     let reports = rerun(Selection::All, Scale::Small);
-    print(&reports);
+    common::print(&reports);
     let runnable = catalog(Paper::Chakraborty)
         .into_iter()
         .filter(|i| i.runnable())
@@ -182,7 +145,7 @@ fn table_1_sets_the_paper_s_parameters_beside_numakit_s() {
 #[ignore]
 fn standard_scale_figures() {
     let reports = rerun(Selection::All, Scale::Standard);
-    print(&reports);
+    common::print(&reports);
     for r in &reports {
         for s in &r.outcome.shapes {
             assert!(

@@ -2,33 +2,20 @@
 //! our figures and no failed claim, and the deterministic claims (the
 //! presets, the strategies' placements, the simulator's directions) hold.
 
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use numakit_ops::timing::Silent;
-use numakit_paper::{
-    catalog, run, ItemId, ItemReport, Paper, PaperRequest, Reproduction, Scale, Selection, Verdict,
-};
+use numakit_paper::{catalog, ItemId, ItemReport, Paper, Reproduction, Scale, Selection, Verdict};
 
-/// The tests measure on a two-CPU machine: one rerun at a time, so that
-/// none slows another's migrations down.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+mod common;
+
+const PAPER: Paper = Paper::Kiefer;
 
 fn rerun(selection: Selection, scale: Scale) -> Vec<ItemReport> {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let topology = Arc::new(numakit_topology::discover().expect("this machine's topology"));
-    let request = PaperRequest {
-        paper: Paper::Kiefer,
-        selection,
-        scale,
-    };
-    run(&request, topology, &Silent).expect("the rerun")
+    common::rerun(PAPER, selection, scale)
 }
 
 fn one(id: ItemId) -> ItemReport {
-    let mut reports = rerun(Selection::One(id), Scale::Small);
-    assert_eq!(reports.len(), 1);
-    reports.remove(0)
+    common::one(PAPER, id)
 }
 
 fn holds(report: &ItemReport, claim_starts: &str) {

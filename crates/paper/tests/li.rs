@@ -5,57 +5,20 @@
 //! The Standard-scale rerun that fills the README is an ignored test:
 //! `cargo test --release -p numakit-paper --test li -- --ignored --nocapture`.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use numakit_paper::{
-    catalog, run, ItemId, ItemReport, Paper, PaperRequest, Reproduction, Scale, Selection, Verdict,
-};
+use numakit_paper::{catalog, ItemId, ItemReport, Paper, Reproduction, Scale, Selection, Verdict};
+
+mod common;
+
+const PAPER: Paper = Paper::Li;
 
 fn rerun(selection: Selection, scale: Scale) -> Vec<ItemReport> {
-    let topology = Arc::new(numakit_topology::discover().expect("this machine's topology"));
-    let request = PaperRequest {
-        paper: Paper::Li,
-        selection,
-        scale,
-    };
-    run(&request, topology, &numakit_ops::timing::Silent).expect("the rerun")
-}
-
-fn print(reports: &[ItemReport]) {
-    for r in reports {
-        println!(
-            "== {} ({}, {:.2} s): {}",
-            r.name(),
-            r.how,
-            r.seconds,
-            r.title
-        );
-        for row in &r.outcome.rows {
-            let ours = row.ours.map_or("-".into(), |v| format!("{v:.3}"));
-            let paper = row.published.map_or("-".into(), |v| format!("{v}"));
-            let ratio = row
-                .ratio()
-                .map_or(String::new(), |v| format!("  (x{v:.2})"));
-            println!(
-                "   {:<90} {ours:>10} {paper:>8} {}{ratio}",
-                row.label, row.unit
-            );
-        }
-        for s in &r.outcome.shapes {
-            println!("   shape: {} -> {:?}", s.claim, s.verdict);
-        }
-        for n in &r.outcome.notes {
-            println!("   note: {n}");
-        }
-    }
+    common::rerun(PAPER, selection, scale)
 }
 
 fn one(id: ItemId) -> ItemReport {
-    rerun(Selection::One(id), Scale::Small)
-        .into_iter()
-        .next()
-        .expect("one report")
+    common::one(PAPER, id)
 }
 
 fn ours(report: &ItemReport, label: &str) -> f64 {
@@ -80,7 +43,7 @@ fn holds(report: &ItemReport, claim: &str) -> bool {
 fn every_item_reruns_small_and_no_claim_fails() {
     let started = Instant::now();
     let reports = rerun(Selection::All, Scale::Small);
-    print(&reports);
+    common::print(&reports);
     let runnable = catalog(Paper::Li)
         .into_iter()
         .filter(|i| i.runnable())
@@ -208,7 +171,7 @@ fn table_1_is_replayed_within_three_percent() {
 fn standard_scale_report() {
     let started = Instant::now();
     let reports = rerun(Selection::All, Scale::Standard);
-    print(&reports);
+    common::print(&reports);
     println!(
         "whole paper at Scale::Standard: {:.1} s",
         started.elapsed().as_secs_f64()

@@ -3,56 +3,16 @@
 //! deterministic ones (the T5440's description, the buckets' key counts,
 //! the thread pool's thread count) are checked on their own.
 
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use numakit_paper::{
-    catalog, run, ItemId, ItemReport, Paper, PaperRequest, Reproduction, Scale, Selection, Verdict,
-};
+use numakit_paper::{catalog, ItemId, ItemReport, Paper, Reproduction, Scale, Selection, Verdict};
 
-/// The tests time things: one at a time, so that none slows another.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+mod common;
 
-fn topology() -> Arc<numakit_topology::Topology> {
-    Arc::new(numakit_topology::discover().expect("topology"))
-}
+const PAPER: Paper = Paper::Phoenix;
 
 fn rerun(selection: Selection, scale: Scale) -> Vec<ItemReport> {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    let request = PaperRequest {
-        paper: Paper::Phoenix,
-        selection,
-        scale,
-    };
-    run(&request, topology(), &numakit_ops::timing::Silent).expect("the paper's items run")
-}
-
-fn show(report: &ItemReport) -> String {
-    let mut text = format!(
-        "{} ({:.2} s): {}\n",
-        report.name(),
-        report.seconds,
-        report.title
-    );
-    for row in &report.outcome.rows {
-        text.push_str(&format!(
-            "  {:<55} {:>12} {:>12} {}\n",
-            row.label,
-            row.ours.map_or("-".into(), |v| format!("{v:.4}")),
-            row.published.map_or("-".into(), |v| format!("{v:.4}")),
-            row.unit
-        ));
-    }
-    for shape in &report.outcome.shapes {
-        text.push_str(&format!(
-            "  shape: {} -> {:?}\n",
-            shape.claim, shape.verdict
-        ));
-    }
-    for note in &report.outcome.notes {
-        text.push_str(&format!("  note: {note}\n"));
-    }
-    text
+    common::rerun(PAPER, selection, scale)
 }
 
 fn verdict_of<'a>(reports: &'a [ItemReport], id: ItemId, claim: &str) -> &'a Verdict {
@@ -62,7 +22,13 @@ fn verdict_of<'a>(reports: &'a [ItemReport], id: ItemId, claim: &str) -> &'a Ver
         .shapes
         .iter()
         .find(|s| s.claim.contains(claim))
-        .unwrap_or_else(|| panic!("{}: no claim {claim:?}\n{}", report.name(), show(report)))
+        .unwrap_or_else(|| {
+            panic!(
+                "{}: no claim {claim:?}\n{}",
+                report.name(),
+                common::show(report)
+            )
+        })
         .verdict
 }
 
@@ -71,7 +37,7 @@ fn every_phoenix_item_runs_small_and_no_claim_fails() {
     let started = Instant::now();
     let reports = rerun(Selection::All, Scale::Small);
     for report in &reports {
-        eprintln!("{}", show(report));
+        eprintln!("{}", common::show(report));
     }
     let runnable = catalog(Paper::Phoenix)
         .iter()
@@ -79,7 +45,7 @@ fn every_phoenix_item_runs_small_and_no_claim_fails() {
         .count();
     assert_eq!(reports.len(), runnable);
     for report in &reports {
-        let text = show(report);
+        let text = common::show(report);
         assert!(
             report.outcome.rows.iter().any(|r| r.ours.is_some()),
             "no figure of ours:\n{text}"
@@ -146,7 +112,7 @@ fn the_deterministic_claims_hold() {
         .expect("Table 1");
     for row in &table_1.outcome.rows {
         let ratio = row.ratio().expect("both figures");
-        assert!((0.95..1.05).contains(&ratio), "{}", show(table_1));
+        assert!((0.95..1.05).contains(&ratio), "{}", common::show(table_1));
     }
 }
 
@@ -172,6 +138,6 @@ fn more_buckets_help_many_keys_and_hurt_few() {
 #[ignore]
 fn print_phoenix_at_standard_scale() {
     for report in rerun(Selection::All, Scale::Standard) {
-        println!("{}", show(&report));
+        println!("{}", common::show(&report));
     }
 }

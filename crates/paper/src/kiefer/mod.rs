@@ -38,7 +38,7 @@ use std::sync::Arc;
 use numakit_placement::{PlacementMode, Placer};
 use numakit_topology::Topology;
 
-use crate::catalog::{Item, ItemId, Paper, Reproduction, Runner};
+use crate::catalog::{Item, ItemId, Paper, Reproduction};
 use crate::outcome::Row;
 
 /// The paper's Intel machine (Table 2, Figures 1, 6 and 7).
@@ -48,25 +48,6 @@ pub(crate) const AMD: &str = "opteron-istanbul-2s";
 
 /// What the one-node verdicts point to instead.
 pub(crate) const GUESTS: &str = "the guest test crates/cli/tests/numa_vm_probe.rs runs the same command in 2-, 4- and 8-node guests (for completeness and placement: emulated nodes have no remote penalty)";
-
-fn item(
-    id: ItemId,
-    title: &'static str,
-    how: Reproduction,
-    commands: &'static str,
-    differs: &'static str,
-    runner: Option<Runner>,
-) -> Item {
-    Item {
-        paper: Paper::Kiefer,
-        id,
-        title,
-        how,
-        commands,
-        differs,
-        runner,
-    }
-}
 
 /// Every item of the paper.
 pub(crate) fn items() -> Vec<Item> {
@@ -78,7 +59,8 @@ pub(crate) fn items() -> Vec<Item> {
 fn figures_1_to_4() -> Vec<Item> {
     use Reproduction::{Described, MeasuredInGuests, NotReproducible};
     vec![
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Figure(1),
             "Overview of a NUMA system (Intel Westmere architecture)",
             Described,
@@ -86,7 +68,8 @@ fn figures_1_to_4() -> Vec<Item> {
             "a drawing, printed as numakit's described westmere-ex-4s (sockets, caches, QPI links, hops), not measured; this machine has one node",
             Some(machines::figure_1),
         ),
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Figure(2),
             "LLC rates for experiments with context switches (hit rate, relative execution time vs migrations)",
             MeasuredInGuests,
@@ -94,7 +77,8 @@ fn figures_1_to_4() -> Vec<Item> {
             "execution times only: the LLC hit rates need PCM counters the experiments do not read; here the threads move between two CPUs of one node (private caches cold, one shared LLC), with a 1 MiB array near this machine's private L2 instead of 16 MB in a 24 MB LLC",
             Some(synthetic::figure_2),
         ),
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Figure(3),
             "Cache concurrency effect for four groups of threads (data layout in the LLCs)",
             NotReproducible,
@@ -102,7 +86,8 @@ fn figures_1_to_4() -> Vec<Item> {
             "a drawing of what each socket's LLC holds; the two layouts it draws are measured as Table 1's experiment 4 (co-located vs round-robin)",
             None,
         ),
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Figure(4),
             "Thread and memory assignment strategies (aligned, 1-ahead, interleave)",
             Described,
@@ -116,7 +101,8 @@ fn figures_1_to_4() -> Vec<Item> {
 fn figures_5_to_8_and_tables() -> Vec<Item> {
     use Reproduction::{Described, MeasuredInGuests, NotReproducible};
     vec![
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Figure(5),
             "Normalized query throughput on the AMD machine",
             MeasuredInGuests,
@@ -124,7 +110,8 @@ fn figures_5_to_8_and_tables() -> Vec<Item> {
             "numakit's scan, aggregation and join per instance instead of MySQL's TPC-H queries; one instance on one node here (2 sockets, 6 connections per instance in the paper); the simulator's rows replay the strategies' reads on opteron-istanbul-2s (no CLI command prints them)",
             Some(strategies::figure_5),
         ),
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Figure(6),
             "Normalized query throughput on the Intel machine",
             MeasuredInGuests,
@@ -132,7 +119,8 @@ fn figures_5_to_8_and_tables() -> Vec<Item> {
             "numakit's scan, aggregation and join per instance instead of MySQL's TPC-H queries; one instance on one node here (4 sockets, 16 connections per instance in the paper); the simulator's rows replay the strategies' reads and link loads on westmere-ex-4s (no CLI command prints them)",
             Some(strategies::figure_6),
         ),
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Figure(7),
             "L3-cache usage and QPI link utilization",
             NotReproducible,
@@ -140,7 +128,8 @@ fn figures_5_to_8_and_tables() -> Vec<Item> {
             "LLC hit rates, MESIF cache-line states and QPI link traffic are Intel PCM uncore counters of the paper's machine; numakit reads no uncore events, and VMs like this one show no PMU (the simulator's link loads of aligned, 1-ahead and interleave stand beside Figure 6)",
             None,
         ),
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Figure(8),
             "Architecture of a NUMA-aware DBMS",
             NotReproducible,
@@ -148,7 +137,8 @@ fn figures_5_to_8_and_tables() -> Vec<Item> {
             "an architecture diagram of proposed future work: nothing to measure",
             None,
         ),
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Table(1),
             "Synthetic benchmark results (four experiments, ns per access)",
             MeasuredInGuests,
@@ -156,7 +146,8 @@ fn figures_5_to_8_and_tables() -> Vec<Item> {
             "one node here: no remote column (experiments 1, 4); threads move between two CPUs sharing one LLC (2, 3); 2 threads in experiment 3, and experiment 4's 16 threads share 2 CPUs (their time per access includes waiting); a 1 MiB 'small' array near the private L2; 1M accesses per thread, not 4 billion; a 2-CPU AMD EPYC KVM guest, not the 4-socket Westmere-EX",
             Some(synthetic::table_1),
         ),
-        item(
+        Item::new(
+            Paper::Kiefer,
             ItemId::Table(2),
             "Machines used for experiments",
             Described,

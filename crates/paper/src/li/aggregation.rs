@@ -9,15 +9,16 @@ use numakit_ops::Relation;
 use numakit_pool::Pool;
 use numakit_sim::aggregation::{self, AggReport, Method, MethodPrediction};
 
-use super::{cpus, item, median, one_node, pool, preset, EIGHT_SOCKETS, FOUR_SOCKETS};
-use crate::catalog::{Item, ItemId, Reproduction};
+use super::{cpus, median, one_node, pool, preset, EIGHT_SOCKETS, FOUR_SOCKETS};
+use crate::catalog::{Item, ItemId, Paper, Reproduction};
 use crate::context::Context;
 use crate::error::RunResult;
 use crate::outcome::{Outcome, Row, Shape, Verdict};
 
 pub(super) fn items() -> Vec<Item> {
     vec![
-        item(
+        Item::new(
+            Paper::Li,
             ItemId::Figure(10),
             "Effective aggregation bandwidth of two shuffling-based and two migration-based implementations of partitioned aggregation",
             Reproduction::Simulated,
@@ -25,7 +26,8 @@ pub(super) fn items() -> Vec<Item> {
             "simulated on the 4- and 8-socket servers (1.6e9 rows, one partition per core); the simulator has no caches but a per-thread share of L3, so its crossover comes where tables outgrow 3 MiB. Measured here on one node, where migration moves nothing",
             Some(run_figure_10),
         ),
-        item(
+        Item::new(
+            Paper::Li,
             ItemId::Figure(11),
             "Time breakdown for the four aggregation implementations as the distinct groups per partition increase, four-socket machine",
             Reproduction::Simulated,

@@ -8,15 +8,16 @@ use numakit_ops::{PhaseTime, Relation};
 use numakit_pool::Pool;
 use numakit_shuffle::{Exchange, Strategy, SyncMode};
 
-use super::{cpus, item, median, one_node, pool};
-use crate::catalog::{Item, ItemId, Reproduction};
+use super::{cpus, median, one_node, pool};
+use crate::catalog::{Item, ItemId, Paper, Reproduction};
 use crate::context::{Context, Scale};
 use crate::error::RunResult;
 use crate::outcome::{Outcome, Row, Shape, Verdict};
 
 pub(super) fn items() -> Vec<Item> {
     vec![
-        item(
+        Item::new(
+            Paper::Li,
             ItemId::Figure(8),
             "Scalability of the total time and of the merge phase of a sort-merge join, naive vs ring shuffling",
             Reproduction::MeasuredHere,
@@ -24,7 +25,8 @@ pub(super) fn items() -> Vec<Item> {
             "1 node and 2 CPUs here (32 cores on 4 sockets in the paper), and 16:1 rather than 100:1 rows (1.6B x 16M in the paper): the speed-ups are at 2 threads, and the ring's advantage, which needs remote runs, cannot show",
             Some(run_figure_8),
         ),
-        item(
+        Item::new(
+            Paper::Li,
             ItemId::Figure(9),
             "Breakdown of the time spent in each phase of the sort-merge join, naive (left) vs ring (right)",
             Reproduction::MeasuredHere,

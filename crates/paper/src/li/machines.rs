@@ -8,14 +8,15 @@ use numakit_probe::latency::{self, ChaseLength};
 use numakit_probe::stream::{Kernel, StreamBuffers};
 use numakit_topology::{NodeId, Topology};
 
-use super::{calibration, item, one_node, preset, EIGHT_SOCKETS, FOUR_LINKS, FOUR_SOCKETS};
-use crate::catalog::{Item, ItemId, Reproduction};
+use super::{calibration, one_node, preset, EIGHT_SOCKETS, FOUR_LINKS, FOUR_SOCKETS};
+use crate::catalog::{Item, ItemId, Paper, Reproduction};
 use crate::context::Context;
 use crate::error::RunResult;
 use crate::outcome::{Outcome, Row, Shape, Verdict};
 
 pub(super) fn figure_1() -> Item {
-    item(
+    Item::new(
+            Paper::Li,
         ItemId::Figure(1),
         "Interconnect topologies for four Intel servers",
         Reproduction::Described,
@@ -26,7 +27,8 @@ pub(super) fn figure_1() -> Item {
 }
 
 pub(super) fn figure_2() -> Item {
-    item(
+    Item::new(
+            Paper::Li,
         ItemId::Figure(2),
         "Data access pattern in a 4-socket configuration with 4 QPI links",
         Reproduction::NotReproducible,
@@ -37,7 +39,8 @@ pub(super) fn figure_2() -> Item {
 }
 
 pub(super) fn table_1() -> Item {
-    item(
+    Item::new(
+            Paper::Li,
         ItemId::Table(1),
         "Bandwidth and latency of a 4-socket Nehalem-EX system with 4 QPI links",
         Reproduction::Simulated,

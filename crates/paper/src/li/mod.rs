@@ -40,7 +40,7 @@ use numakit_pool::{Pool, PoolBuilder};
 use numakit_sim::Calibration;
 use numakit_topology::{presets, Topology};
 
-use crate::catalog::{Item, ItemId, Paper, Reproduction};
+use crate::catalog::Item;
 use crate::context::Context;
 use crate::error::RunResult;
 
@@ -50,25 +50,6 @@ pub(crate) const FOUR_SOCKETS: &str = "nehalem-ex-4s";
 pub(crate) const FOUR_LINKS: &str = "nehalem-ex-4s-4link";
 /// The paper's eight-socket server (Figure 6 right, Figure 10).
 pub(crate) const EIGHT_SOCKETS: &str = "nehalem-ex-8s";
-
-fn item(
-    id: ItemId,
-    title: &'static str,
-    how: Reproduction,
-    commands: &'static str,
-    differs: &'static str,
-    runner: Option<crate::catalog::Runner>,
-) -> Item {
-    Item {
-        paper: Paper::Li,
-        id,
-        title,
-        how,
-        commands,
-        differs,
-        runner,
-    }
-}
 
 /// Every item of the paper.
 pub(crate) fn items() -> Vec<Item> {

@@ -6,8 +6,8 @@
 use numakit_shuffle::{Layout, Schedule, Strategy, SyncMode};
 use numakit_sim::SimOptions;
 
-use super::{calibration, item, preset, FOUR_SOCKETS};
-use crate::catalog::{Item, ItemId, Reproduction};
+use super::{calibration, preset, FOUR_SOCKETS};
+use crate::catalog::{Item, ItemId, Paper, Reproduction};
 use crate::context::Context;
 use crate::error::RunResult;
 use crate::outcome::{Outcome, Row, Shape, Verdict};
@@ -22,7 +22,8 @@ const DIRECTED_LINKS: usize = 12;
 
 pub(super) fn items() -> Vec<Item> {
     vec![
-        item(
+        Item::new(
+            Paper::Li,
             ItemId::Figure(3),
             "The uncoordinated, naive shuffling method (first three steps)",
             Reproduction::Simulated,
@@ -30,7 +31,8 @@ pub(super) fn items() -> Vec<Item> {
             "the steps are printed from the naive schedule numakit runs (4 sockets x 4 threads); the QPI activity is counted from it and its bandwidth simulated, not measured",
             Some(run_figure_3),
         ),
-        item(
+        Item::new(
+            Paper::Li,
             ItemId::Figure(4),
             "The NUMA-aware, coordinated, ring shuffling method (first three steps)",
             Reproduction::Simulated,
@@ -38,7 +40,8 @@ pub(super) fn items() -> Vec<Item> {
             "the steps are printed from the ring schedule numakit runs (4 sockets x 4 threads); the QPI activity is counted from it and its bandwidth simulated, not measured",
             Some(run_figure_4),
         ),
-        item(
+        Item::new(
+            Paper::Li,
             ItemId::Figure(5),
             "Ring shuffling, an example of a coordinated data shuffling policy",
             Reproduction::Described,

@@ -9,17 +9,18 @@ use numakit_sim::predict::SweepPoint;
 use numakit_sim::{predict_machine, MachineReport, SimOptions};
 
 use super::{
-    calibration, cpus, item, median, nodes, one_node, pool, preset, thread_counts, EIGHT_SOCKETS,
+    calibration, cpus, median, nodes, one_node, pool, preset, thread_counts, EIGHT_SOCKETS,
     FOUR_SOCKETS,
 };
-use crate::catalog::{Item, ItemId, Reproduction};
+use crate::catalog::{Item, ItemId, Paper, Reproduction};
 use crate::context::Context;
 use crate::error::RunResult;
 use crate::outcome::{Outcome, Row, Shape, Verdict};
 
 pub(super) fn items() -> Vec<Item> {
     vec![
-        item(
+        Item::new(
+            Paper::Li,
             ItemId::Figure(6),
             "Data shuffling bandwidth achieved by various shuffling policies",
             Reproduction::Simulated,
@@ -27,7 +28,8 @@ pub(super) fn items() -> Vec<Item> {
             "the paper's 4- and 8-socket Nehalem-EX servers are simulated (every hardware thread, as the paper's maxima); the measured bars here run on one node, where every schedule reads local memory",
             Some(run_figure_6),
         ),
-        item(
+        Item::new(
+            Paper::Li,
             ItemId::Figure(7),
             "Bandwidth when shuffling uniformly distributed data, as the number of threads increases, in a four socket system",
             Reproduction::Simulated,

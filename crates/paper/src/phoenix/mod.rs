@@ -31,26 +31,6 @@ use crate::catalog::{Item, ItemId, Paper, Reproduction};
 
 use Reproduction::{Described, MeasuredHere, MeasuredInGuests, NotReproducible};
 
-/// One item of this paper.
-fn item(
-    id: ItemId,
-    title: &'static str,
-    how: Reproduction,
-    commands: &'static str,
-    differs: &'static str,
-    runner: Option<crate::catalog::Runner>,
-) -> Item {
-    Item {
-        paper: Paper::Phoenix,
-        id,
-        title,
-        how,
-        commands,
-        differs,
-        runner,
-    }
-}
-
 /// Every item of the paper.
 pub(crate) fn items() -> Vec<Item> {
     let mut items = figures_1_to_7();
@@ -62,23 +42,23 @@ pub(crate) fn items() -> Vec<Item> {
 fn figures_1_to_7() -> Vec<Item> {
     use ItemId::Figure;
     vec![
-        item(Figure(1), "Application speedup for the original Phoenix system", NotReproducible, "",
+        Item::new(Paper::Phoenix, Figure(1), "Application speedup for the original Phoenix system", NotReproducible, "",
             "needs the original Phoenix release (sorted keys arrays, one global task queue, threads created per phase) on the 256-thread T5440: numakit implements only the optimized runtime", None),
-        item(Figure(2), "The latency of synchronization primitives", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(2), "The latency of synchronization primitives", MeasuredHere,
             "numakit bench locks --locks std-mutex",
             "half a million std Mutex acquisitions on numakit's pool, 1-2 threads on one node here; the paper's climb past 64 threads (the chip boundary) needs several chips", Some(os::figure_2)),
-        item(Figure(3), "Phoenix data structure for intermediate key / value pairs", NotReproducible, "",
+        Item::new(Paper::Phoenix, Figure(3), "Phoenix data structure for intermediate key / value pairs", NotReproducible, "",
             "a diagram of the original Phoenix's 2-D array of keys arrays: nothing to measure (numakit's containers are per-worker arrays or hash tables, cut into partitions for reduce)", None),
-        item(Figure(4), "Performance improvements summary: speedup of the optimized runtime", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(4), "Performance improvements summary: speedup of the optimized runtime", MeasuredHere,
             "numakit mapreduce histogram --sweep; numakit mapreduce kmeans --sweep; numakit mapreduce linear-regression --sweep; numakit mapreduce matrix-multiply --sweep; numakit mapreduce pca --sweep; numakit mapreduce string-match --sweep; numakit mapreduce word-count --sweep",
             "(a) only: 1-2 threads on one node here, smaller inputs than Table II, x86 instead of 256 SPARC threads; (b) compares with the original Phoenix, which numakit does not have", Some(scaling::figure_4)),
-        item(Figure(5), "Locality group hit rate improvement on string_match", MeasuredInGuests,
+        Item::new(Paper::Phoenix, Figure(5), "Locality group hit rate improvement on string_match", MeasuredInGuests,
             "numakit mapreduce string-match --sweep --json",
             "one node here, so every split is local; the multi-node guests place the input on every node and check each split is located and run once (local or stolen); no baseline without locality queues", Some(machine::figure_5)),
-        item(Figure(6), "kmeans sensitivity to hash bucket count", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(6), "kmeans sensitivity to hash bucket count", MeasuredHere,
             "numakit mapreduce linear-regression --container fixed-hash:256; numakit mapreduce linear-regression --container fixed-hash:65536",
             "linear_regression (5 keys) stands in for kmeans, whose 100 means numakit keys in an array it does not let one swap; 1-2 threads, one node", Some(tuning::figure_6)),
-        item(Figure(7), "word_count sensitivity to hash bucket count", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(7), "word_count sensitivity to hash bucket count", MeasuredHere,
             "numakit mapreduce word-count --container fixed-hash:256; numakit mapreduce word-count --container fixed-hash:65536",
             "1-2 threads on one node (the paper's low-thread side, where more buckets help); the reversal past 32 threads needs many more threads", Some(tuning::figure_7)),
     ]
@@ -87,25 +67,25 @@ fn figures_1_to_7() -> Vec<Item> {
 fn figures_8_to_14() -> Vec<Item> {
     use ItemId::Figure;
     vec![
-        item(Figure(8), "pca execution time breakdown by input chunk size", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(8), "pca execution time breakdown by input chunk size", MeasuredHere,
             "numakit mapreduce linear-regression --chunk-kib 64; numakit mapreduce linear-regression --chunk-kib 512",
             "linear_regression stands in for pca (numakit's pca cuts its own row blocks and takes no chunk size); smaller input, so fewer tasks than pca's millions", Some(tuning::figure_8)),
-        item(Figure(9), "kmeans performance improvement due to thread pool", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(9), "kmeans performance improvement due to thread pool", MeasuredHere,
             "numakit mapreduce kmeans --sweep",
             "the pool side is `numakit mapreduce kmeans`; the side without a pool is the library's hand-written k-means (threads spawned per iteration, no CLI command); 1-2 threads, Linux thread stacks", Some(os::figure_9)),
-        item(Figure(10), "Execution time breakdown for non-scalable workloads", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(10), "Execution time breakdown for non-scalable workloads", MeasuredHere,
             "numakit mapreduce histogram --sweep; numakit mapreduce linear-regression --sweep; numakit mapreduce word-count --sweep",
             "user/system/idle from getrusage at the phase boundaries, 1-2 threads on one node; the paper's system and idle growth past 64 threads needs several chips", Some(scaling::figure_10)),
-        item(Figure(11), "Memory allocator scalability comparison on word_count", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(11), "Memory allocator scalability comparison on word_count", MeasuredHere,
             "numakit mapreduce word-count --sweep",
             "one allocator (glibc malloc, Rust's global allocator) instead of Solaris malloc, mtmalloc, libumem and Hoard; 1-2 threads", Some(scaling::figure_11)),
-        item(Figure(12), "mmap() microbenchmark scalability results", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(12), "mmap() microbenchmark scalability results", MeasuredHere,
             "numakit mapreduce histogram --generate /tmp/phoenix.bmp; numakit mapreduce histogram --input /tmp/phoenix.bmp --input-mode mmap --sweep",
             "a file mapped unpopulated and summed by 1-2 pool threads, Linux 4 KiB pages only (Solaris page sizes not selectable); the CLI's mmap mode populates up front", Some(os::figure_12)),
-        item(Figure(13), "Ideal vs. actual speedup for non-scalable workloads", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(13), "Ideal vs. actual speedup for non-scalable workloads", MeasuredHere,
             "numakit mapreduce histogram --sweep --json; numakit mapreduce linear-regression --sweep --json; numakit mapreduce word-count --sweep --json",
             "ideal speed-up from the user time alone (the `cpu` field), 1-2 threads on one node", Some(scaling::figure_13)),
-        item(Figure(14), "word_count performance without sbrk() and mmap() effects", MeasuredHere,
+        Item::new(Paper::Phoenix, Figure(14), "word_count performance without sbrk() and mmap() effects", MeasuredHere,
             "numakit mapreduce word-count --sweep --container hash:1024; numakit mapreduce word-count --sweep --container hash:65536",
             "the input is always read in before the job (numakit's word count never maps its text); pre-allocation is a container sized for every word; 1-2 threads", Some(scaling::figure_14)),
     ]
@@ -114,16 +94,16 @@ fn figures_8_to_14() -> Vec<Item> {
 fn tables() -> Vec<Item> {
     use ItemId::Table;
     vec![
-        item(Table(1), "The characteristics of the large-scale shared-memory system", Described,
+        Item::new(Paper::Phoenix, Table(1), "The characteristics of the large-scale shared-memory system", Described,
             "numakit topo --machine ultrasparc-t2plus-4c",
             "printed from numakit's description of the T5440 (the simulator's input), not measured: the machine is not here", Some(machine::table_1)),
-        item(Table(2), "The workloads used with the Phoenix MapReduce system", MeasuredHere,
+        Item::new(Paper::Phoenix, Table(2), "The workloads used with the Phoenix MapReduce system", MeasuredHere,
             "numakit mapreduce word-count --generate words.txt --size-mib 32; numakit mapreduce kmeans --points 100000 --generate points.bin",
             "numakit's generated inputs, sized for a 2-CPU machine (the paper's are 8-60x bigger)", Some(machine::table_2)),
-        item(Table(3), "Hash table key distribution", MeasuredHere,
+        Item::new(Paper::Phoenix, Table(3), "Hash table key distribution", MeasuredHere,
             "numakit mapreduce word-count --json --out counts.csv; numakit mapreduce histogram --json --out bins.csv",
             "keys and values per worker of 64 from numakit's own jobs (64 KiB map tasks, Phoenix's default; word_count run on each 64th of its text); populated buckets of 256 computed as Phoenix's hash fills them (numakit's containers do not count buckets); inputs 8-60x smaller, so fewer values per key", Some(tuning::table_3)),
-        item(Table(4), "The effect of the munmap() system call on kmeans", NotReproducible, "",
+        Item::new(Paper::Phoenix, Table(4), "The effect of the munmap() system call on kmeans", NotReproducible, "",
             "counts and times munmap() calls with truss on Solaris; numakit counts no system calls (strace is outside the program), and Linux thread stacks are cached by glibc", None),
     ]
 }
