@@ -4,14 +4,18 @@
 //! al., Kiefer et al., Chakraborty, Phoenix Rebirth), each rerun as far as
 //! this machine allows, beside the published values.
 //!
-//! - [`catalog`]: every figure and table of each paper, how it is
+//! - [`mod@catalog`]: what an item is: its paper and number, how it is
 //!   reproduced here (measured on this machine, measured in multi-node
-//!   guests, simulated on the paper's machine, or not at all and why), the
-//!   numakit commands that produce it and what differs between the setups.
+//!   guests, simulated on the paper's machine, described from what numakit
+//!   runs, or not at all and why), the numakit commands that produce it
+//!   and what differs between the setups. One module per paper lists its
+//!   items and holds their runners.
+//! - [`context`]: what a runner is given (the scale, this machine).
 //! - [`outcome`]: what a rerun gives: rows of our figure beside the
 //!   published one, and the paper's claim (its *shape*: ring beats naive,
 //!   migration wins below the crossover) checked on our figures.
-//! - [`run`]: runs a [`PaperRequest`] (one item, or every item of a paper).
+//! - [`mod@run`]: [`catalog()`] (a paper's items) and [`run()`], which
+//!   reruns a [`PaperRequest`] (one item, or every item of a paper).
 //!
 //! Each item reruns numakit's own library calls, the ones behind the CLI's
 //! `shuffle`, `simulate`, `join`, `aggregate`, `probe`, `mapreduce` and
