@@ -1,17 +1,19 @@
-//! The OS side: lock latency (Figure 2), a job reused on one pool against
-//! threads spawned per iteration (Figure 9) and mapped input faulted in by
-//! several threads (Figure 12). Figures 2 and 12 are small measurements
-//! written here on numakit's pool and its mapped [`Input`] (the paper
-//! crate cannot call the sync crate's lock benchmark, and numakit has no
-//! mmap benchmark); Figure 9 runs the library's k-means both ways.
+//! The OS side: lock latency (Figure 2, numakit's lock benchmark), a job
+//! reused on one pool against threads spawned per iteration (Figure 9)
+//! and mapped input faulted in by several threads (Figure 12). Figure 12
+//! is a small measurement written here on numakit's pool and its mapped
+//! [`Input`] (numakit has no mmap benchmark); Figure 9 runs the library's
+//! k-means both ways.
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use numakit_mapreduce::{Input, InputMode, Runtime};
 use numakit_mapreduce_apps::kmeans::{self, KmeansLimits};
+use numakit_placement::{PlacementMode, Placer};
+use numakit_sync::bench::{LockBenchRequest, LockKind};
 
 use super::apps::{self, App, Data};
 use super::scaling::speedup_verdict;
@@ -19,9 +21,7 @@ use crate::context::Context;
 use crate::error::RunResult;
 use crate::outcome::{Outcome, Row, Shape, Verdict};
 
-/// The paper's lock acquisitions per measurement (half a million).
-const ACQUISITIONS: u64 = 500_000;
-
+/// A claim that only several chips can show.
 fn one_chip(claim: &str) -> Shape {
     Shape::new(
         claim,
@@ -31,49 +31,52 @@ fn one_chip(claim: &str) -> Shape {
     )
 }
 
-/// Seconds for `threads` pool workers to take a std Mutex [`ACQUISITIONS`]
-/// times in all, each incrementing a shared counter.
-fn lock_seconds(ctx: &Context<'_>, threads: usize) -> RunResult<f64> {
-    let pool = apps::pool(ctx, threads)?;
-    let counter = Mutex::new(0u64);
-    let per = ACQUISITIONS / threads as u64;
-    let started = Instant::now();
-    pool.scope(|scope| {
-        for _ in 0..threads {
-            let counter = &counter;
-            scope.spawn(move |_| {
-                for _ in 0..per {
-                    *counter.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-                }
-            });
-        }
-    })?;
-    let seconds = started.elapsed().as_secs_f64();
-    let total = counter.into_inner().unwrap_or_else(PoisonError::into_inner);
-    if total != per * threads as u64 {
-        return Err(format!("the counter reached {total}, not {}", per * threads as u64).into());
-    }
-    Ok(seconds)
+/// Each lock's latency at every thread count of the sweep, from the lock
+/// benchmark behind `numakit bench locks` (critical sections of 100 ns,
+/// none outside: the paper's tight loop of acquisitions): (lock, threads,
+/// nanoseconds per acquisition as each thread sees it).
+fn lock_latencies(ctx: &Context<'_>) -> RunResult<Vec<(LockKind, usize, f64)>> {
+    let placer = Placer::new(ctx.topology.clone(), PlacementMode::BestEffort);
+    let request = LockBenchRequest {
+        locks: vec![LockKind::StdMutex, LockKind::Ticket, LockKind::Cohort],
+        threads: apps::sweep_threads(ctx),
+        nodes: ctx.topology.compute_nodes(),
+        critical_ns: 100,
+        outside_ns: 0,
+        duration: Duration::from_millis(ctx.scale.pick(20, 200)),
+        reps: ctx.scale.pick(1, 3),
+        cohort_bound: numakit_sync::DEFAULT_COHORT_BOUND,
+        uncontended_pairs: 0,
+    };
+    let report = numakit_sync::bench::run(&placer, &request, &|_| {})?;
+    Ok(report
+        .contended
+        .iter()
+        .map(|p| {
+            (
+                p.lock,
+                p.threads,
+                p.threads as f64 / p.acquisitions_per_s.median * 1e9,
+            )
+        })
+        .collect())
 }
 
-/// Figure 2: half a million lock acquisitions by 1..N threads.
+/// Figure 2: the latency of a lock acquisition as threads are added.
 pub(super) fn figure_2(ctx: &Context<'_>) -> RunResult<Outcome> {
     let mut out = Outcome::default();
-    for threads in apps::sweep_threads(ctx) {
-        let best = (0..apps::reps(ctx.scale))
-            .map(|_| lock_seconds(ctx, threads))
-            .try_fold(f64::INFINITY, |best, s| s.map(|s| best.min(s)))?;
+    for (lock, threads, ns) in lock_latencies(ctx)? {
         out.rows.push(Row::new(
-            format!("{threads} thread(s): 500,000 acquisitions"),
-            "ms",
-            Some(best * 1e3),
+            format!("{lock}, {threads} thread(s): per acquisition"),
+            "ns",
+            Some(ns),
             None,
         ));
     }
     out.shapes.push(one_chip(
         "the cost of synchronization climbs drastically past the chip boundary",
     ));
-    out.notes.push("std Mutex on numakit's pool, best of the repetitions; `numakit bench locks` measures the same lock (and three NUMA-aware ones) as acquisitions per second".into());
+    out.notes.push("numakit's lock benchmark (`numakit bench locks`): 100 ns critical sections back to back, medians; a thread's latency is threads / acquisitions per second".into());
     Ok(out)
 }
 
