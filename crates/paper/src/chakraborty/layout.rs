@@ -85,11 +85,11 @@ pub(super) fn figure_1(_ctx: &Context<'_>) -> RunResult<Outcome> {
 }
 
 /// Table I: the paper's defaults beside numakit's.
-pub(super) fn table_1(ctx: &Context<'_>) -> RunResult<Outcome> {
-    let spec = JoinSpec::new(Predicate::Equal);
+/// Table I's parameters, numakit's counterpart beside each.
+fn parameters(ctx: &Context<'_>, spec: &JoinSpec) -> Vec<Row> {
     let threads = compute_threads(ctx);
     let peers = PAPER_NODES - 1;
-    let rows = vec![
+    vec![
         Row::new(
             "p: page size (numakit sends whole bucket pieces, no pages)",
             "KB",
@@ -150,7 +150,12 @@ pub(super) fn table_1(ctx: &Context<'_>) -> RunResult<Outcome> {
             Some(1.0),
             Some(1.0),
         ),
-    ];
+    ]
+}
+
+pub(super) fn table_1(ctx: &Context<'_>) -> RunResult<Outcome> {
+    let spec = JoinSpec::new(Predicate::Equal);
+    let rows = parameters(ctx, &spec);
     let mut out = Outcome {
         rows,
         ..Outcome::default()

@@ -190,6 +190,33 @@ pub(super) fn figure_6(ctx: &Context<'_>) -> RunResult<Outcome> {
     Ok(out)
 }
 
+/// Figure 9's rows: span and both loads at each compute-thread count.
+fn thread_rows(points: &[Point]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for p in points {
+        let t = p.setup.threads;
+        rows.push(Row::new(
+            format!("{t} compute thread(s): join span (system)"),
+            "s",
+            Some(p.span),
+            None,
+        ));
+        rows.push(Row::new(
+            format!("{t} compute thread(s): computation load"),
+            "s",
+            Some(p.compute),
+            None,
+        ));
+        rows.push(Row::new(
+            format!("{t} compute thread(s): communication load"),
+            "s",
+            Some(p.communication()),
+            None,
+        ));
+    }
+    rows
+}
+
 /// Figure 9: span and loads against the compute threads per process.
 pub(super) fn figure_9(ctx: &Context<'_>) -> RunResult<Outcome> {
     let reps = 3;
@@ -205,28 +232,10 @@ pub(super) fn figure_9(ctx: &Context<'_>) -> RunResult<Outcome> {
             measure(ctx, setup, reps)
         })
         .collect::<RunResult<Vec<_>>>()?;
-    let mut out = Outcome::default();
-    for p in &points {
-        let t = p.setup.threads;
-        out.rows.push(Row::new(
-            format!("{t} compute thread(s): join span (system)"),
-            "s",
-            Some(p.span),
-            None,
-        ));
-        out.rows.push(Row::new(
-            format!("{t} compute thread(s): computation load"),
-            "s",
-            Some(p.compute),
-            None,
-        ));
-        out.rows.push(Row::new(
-            format!("{t} compute thread(s): communication load"),
-            "s",
-            Some(p.communication()),
-            None,
-        ));
-    }
+    let mut out = Outcome {
+        rows: thread_rows(&points),
+        ..Outcome::default()
+    };
     let (one, two) = (points.first().ok_or("no point")?, points.get(1));
     match two {
         Some(two) => {
