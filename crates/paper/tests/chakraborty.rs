@@ -3,8 +3,6 @@
 //! fails on them; the deterministic ones (the ring schedule, the data a
 //! node sends as nodes are added) are checked by value.
 
-use std::time::Instant;
-
 use numakit_paper::{catalog, ItemId, ItemReport, Paper, Reproduction, Scale, Selection, Verdict};
 
 mod common;
@@ -21,34 +19,7 @@ fn one(id: ItemId) -> ItemReport {
 
 #[test]
 fn every_item_reruns_small_and_no_claim_fails() {
-    let started = Instant::now();
-    let reports = rerun(Selection::All, Scale::Small);
-    common::print(&reports);
-    let runnable = catalog(Paper::Chakraborty)
-        .into_iter()
-        .filter(|i| i.runnable())
-        .count();
-    assert_eq!(reports.len(), runnable);
-    for r in &reports {
-        assert!(
-            r.outcome.rows.iter().any(|row| row.ours.is_some()),
-            "{} has no figure of ours",
-            r.name()
-        );
-        for s in &r.outcome.shapes {
-            assert!(
-                !s.verdict.failed(),
-                "{}: {} failed: {:?}",
-                r.name(),
-                s.claim,
-                s.verdict
-            );
-        }
-    }
-    println!(
-        "the whole paper at Scale::Small took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    common::assert_every_item_reruns_small(PAPER);
 }
 
 #[test]

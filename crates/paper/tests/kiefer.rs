@@ -2,8 +2,6 @@
 //! our figures and no failed claim, and the deterministic claims (the
 //! presets, the strategies' placements, the simulator's directions) hold.
 
-use std::time::Instant;
-
 use numakit_paper::{catalog, ItemId, ItemReport, Paper, Reproduction, Scale, Selection, Verdict};
 
 mod common;
@@ -53,30 +51,7 @@ fn every_item_is_listed_with_its_reason() {
 
 #[test]
 fn every_runnable_item_reruns_small_with_figures_and_no_failed_claim() {
-    let started = Instant::now();
-    let reports = rerun(Selection::All, Scale::Small);
-    let runnable = catalog(Paper::Kiefer)
-        .iter()
-        .filter(|i| i.runnable())
-        .count();
-    assert_eq!(reports.len(), runnable);
-    for report in &reports {
-        assert!(
-            report.outcome.rows.iter().any(|r| r.ours.is_some()),
-            "{} has none of our figures: {report:#?}",
-            report.name()
-        );
-        assert!(
-            report.outcome.shapes.iter().all(|s| !s.verdict.failed()),
-            "{} failed a claim: {report:#?}",
-            report.name()
-        );
-        eprintln!("{}: {:.2} s", report.name(), report.seconds);
-    }
-    eprintln!(
-        "all of Kiefer at Scale::Small: {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    common::assert_every_item_reruns_small(PAPER);
 }
 
 #[test]

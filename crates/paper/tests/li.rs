@@ -41,34 +41,7 @@ fn holds(report: &ItemReport, claim: &str) -> bool {
 
 #[test]
 fn every_item_reruns_small_and_no_claim_fails() {
-    let started = Instant::now();
-    let reports = rerun(Selection::All, Scale::Small);
-    common::print(&reports);
-    let runnable = catalog(Paper::Li)
-        .into_iter()
-        .filter(|i| i.runnable())
-        .count();
-    assert_eq!(reports.len(), runnable);
-    for r in &reports {
-        assert!(
-            r.outcome.rows.iter().any(|row| row.ours.is_some()),
-            "{} has no figure of ours",
-            r.name()
-        );
-        for s in &r.outcome.shapes {
-            assert!(
-                !s.verdict.failed(),
-                "{}: {} failed: {:?}",
-                r.name(),
-                s.claim,
-                s.verdict
-            );
-        }
-    }
-    println!(
-        "whole paper at Scale::Small: {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    common::assert_every_item_reruns_small(PAPER);
 }
 
 #[test]

@@ -3,8 +3,6 @@
 //! deterministic ones (the T5440's description, the buckets' key counts,
 //! the thread pool's thread count) are checked on their own.
 
-use std::time::Instant;
-
 use numakit_paper::{catalog, ItemId, ItemReport, Paper, Reproduction, Scale, Selection, Verdict};
 
 mod common;
@@ -34,30 +32,7 @@ fn verdict_of<'a>(reports: &'a [ItemReport], id: ItemId, claim: &str) -> &'a Ver
 
 #[test]
 fn every_phoenix_item_runs_small_and_no_claim_fails() {
-    let started = Instant::now();
-    let reports = rerun(Selection::All, Scale::Small);
-    for report in &reports {
-        eprintln!("{}", common::show(report));
-    }
-    let runnable = catalog(Paper::Phoenix)
-        .iter()
-        .filter(|i| i.runnable())
-        .count();
-    assert_eq!(reports.len(), runnable);
-    for report in &reports {
-        let text = common::show(report);
-        assert!(
-            report.outcome.rows.iter().any(|r| r.ours.is_some()),
-            "no figure of ours:\n{text}"
-        );
-        for shape in &report.outcome.shapes {
-            assert!(!shape.verdict.failed(), "a claim failed:\n{text}");
-        }
-    }
-    eprintln!(
-        "Phoenix at Scale::Small: {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    common::assert_every_item_reruns_small(PAPER);
 }
 
 #[test]

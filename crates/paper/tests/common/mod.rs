@@ -68,3 +68,35 @@ pub(crate) fn print(reports: &[ItemReport]) {
         print!("{}", show(report));
     }
 }
+
+/// Reruns every item of `paper` at the small size and checks what every
+/// paper's items must give: one report per runnable item, each with a
+/// figure of ours, and no claim of the paper failed on our figures.
+pub(crate) fn assert_every_item_reruns_small(paper: Paper) {
+    let started = std::time::Instant::now();
+    let reports = rerun(paper, Selection::All, Scale::Small);
+    print(&reports);
+    let runnable = numakit_paper::catalog(paper)
+        .iter()
+        .filter(|i| i.runnable())
+        .count();
+    assert_eq!(
+        reports.len(),
+        runnable,
+        "{paper}: one report per runnable item"
+    );
+    for report in &reports {
+        assert!(
+            report.outcome.rows.iter().any(|r| r.ours.is_some()),
+            "no figure of ours:\n{}",
+            show(report)
+        );
+        for shape in &report.outcome.shapes {
+            assert!(!shape.verdict.failed(), "a claim failed:\n{}", show(report));
+        }
+    }
+    println!(
+        "{paper} at the small size: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
