@@ -37,7 +37,8 @@ use std::sync::Arc;
 
 use numakit_placement::PlacementMode;
 use numakit_pool::{Pool, PoolBuilder};
-use numakit_sim::Calibration;
+use numakit_shuffle::{Schedule, SyncMode};
+use numakit_sim::{Calibration, SimOptions};
 use numakit_topology::{presets, Topology};
 
 use crate::catalog::Item;
@@ -73,6 +74,19 @@ pub(crate) fn preset(name: &str) -> RunResult<Topology> {
 /// The simulator's constants, fitted on Li's Table 1 and §2.
 pub(crate) fn calibration() -> Calibration {
     Calibration::li_nehalem()
+}
+
+/// The simulated GB/s of `schedule` run tight on `topo`, with the
+/// paper's calibration.
+pub(crate) fn simulated_tight(topo: &Topology, schedule: &Schedule) -> RunResult<f64> {
+    let report = numakit_sim::simulate(
+        topo,
+        schedule,
+        SyncMode::Tight,
+        &SimOptions::default(),
+        &calibration(),
+    )?;
+    Ok(report.gbs)
 }
 
 /// CPUs this process may use (at least 1).

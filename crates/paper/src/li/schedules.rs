@@ -3,10 +3,9 @@
 //! schedules numakit runs, with the memory channels and QPI links each
 //! step uses, and the simulator's bandwidth of both on the paper's server.
 
-use numakit_shuffle::{Layout, Schedule, Strategy, SyncMode};
-use numakit_sim::SimOptions;
+use numakit_shuffle::{Layout, Schedule, Strategy};
 
-use super::{calibration, preset, FOUR_SOCKETS};
+use super::{preset, simulated_tight, FOUR_SOCKETS};
 use crate::catalog::{Item, ItemId, Paper, Reproduction};
 use crate::context::Context;
 use crate::error::RunResult;
@@ -112,15 +111,7 @@ fn first_steps(strategy: Strategy, paper: (f64, f64), out: &mut Outcome) -> RunR
 /// 4-socket server.
 fn simulated(strategy: Strategy) -> RunResult<f64> {
     let topo = preset(FOUR_SOCKETS)?;
-    let schedule = Schedule::build(LAYOUT, strategy, 42);
-    let r = numakit_sim::simulate(
-        &topo,
-        &schedule,
-        SyncMode::Tight,
-        &SimOptions::default(),
-        &calibration(),
-    )?;
-    Ok(r.gbs)
+    simulated_tight(&topo, &Schedule::build(LAYOUT, strategy, 42))
 }
 
 fn run_figure_3(_: &Context<'_>) -> RunResult<Outcome> {

@@ -6,11 +6,11 @@ use numakit_shuffle::{
     shuffle, Layout, Schedule, ShuffleData, ShuffleOptions, Skew, Strategy, SyncMode,
 };
 use numakit_sim::predict::SweepPoint;
-use numakit_sim::{predict_machine, MachineReport, SimOptions};
+use numakit_sim::{predict_machine, MachineReport};
 
 use super::{
-    calibration, cpus, median, nodes, one_node, pool, preset, thread_counts, EIGHT_SOCKETS,
-    FOUR_SOCKETS,
+    calibration, cpus, median, nodes, one_node, pool, preset, simulated_tight, thread_counts,
+    EIGHT_SOCKETS, FOUR_SOCKETS,
 };
 use crate::catalog::{Item, ItemId, Paper, Reproduction};
 use crate::context::Context;
@@ -64,15 +64,7 @@ fn eight_sockets(strategy: Strategy) -> RunResult<f64> {
     let topo = preset(EIGHT_SOCKETS)?;
     let sockets = topo.nodes.len();
     let layout = Layout::new(sockets, topo.cpus.len() / sockets.max(1));
-    let schedule = Schedule::build(layout, strategy, 1);
-    let r = numakit_sim::simulate(
-        &topo,
-        &schedule,
-        SyncMode::Tight,
-        &SimOptions::default(),
-        &calibration(),
-    )?;
-    Ok(r.gbs)
+    simulated_tight(&topo, &Schedule::build(layout, strategy, 1))
 }
 
 fn run_figure_6(ctx: &Context<'_>) -> RunResult<Outcome> {
