@@ -136,6 +136,7 @@ pub mod fairshare;
 pub mod machine;
 pub mod predict;
 pub mod report;
+mod routes;
 pub mod scenarios;
 pub mod simulate;
 

@@ -124,8 +124,9 @@ pub fn predict_machine_with(
     let machine = Machine::new(topo)?;
     let layout = layout_for(&machine, threads_per_socket)?;
     let rows = rows_for(&machine, layout, cal, opts, &Strategy::ALL)?;
-    let mut sweep = Vec::with_capacity(layout.threads_per_socket);
-    for per in 1..=layout.threads_per_socket {
+    let points = sweep_points(layout.threads_per_socket);
+    let mut sweep = Vec::with_capacity(points.len());
+    for per in points {
         let at = Layout::new(layout.sockets, per);
         let gbs = |s: Strategy| -> Result<f64, SimError> {
             let schedule = Schedule::build(at, s, opts.seed);
@@ -148,6 +149,21 @@ pub fn predict_machine_with(
         rows,
         sweep,
     })
+}
+
+/// Threads per socket at which the sweep simulates: every count up to 16,
+/// and on larger sockets the first 8, then about 16 evenly spaced up to
+/// the whole socket (a simulation costs about threads², so a sweep of
+/// every count on a 112-thread socket took most of a minute).
+fn sweep_points(max: usize) -> Vec<usize> {
+    const EVERY_UP_TO: usize = 16;
+    if max <= EVERY_UP_TO {
+        return (1..=max).collect();
+    }
+    let step = (max - 8).div_ceil(16);
+    let mut points: Vec<usize> = (1..=8).chain((8 + step..max).step_by(step)).collect();
+    points.push(max);
+    points
 }
 
 /// Recommends a schedule for `topo` (see the module docs).
@@ -414,6 +430,20 @@ mod tests {
         }
         assert!((plan.predicted_gbs - report.rows[0].gbs).abs() < 0.1);
         assert_eq!(report.sweep.len(), 2);
+    }
+
+    #[test]
+    fn the_sweep_takes_every_count_on_small_sockets_and_spaced_ones_on_large() {
+        assert_eq!(sweep_points(1), vec![1]);
+        assert_eq!(sweep_points(16), (1..=16).collect::<Vec<_>>());
+        let large = sweep_points(112);
+        assert_eq!(large[..8], [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(large.last(), Some(&112));
+        assert!(large.len() <= 26, "{large:?}");
+        assert!(large.windows(2).all(|w| w[0] < w[1]), "{large:?}");
+        let odd = sweep_points(17);
+        assert_eq!(odd.last(), Some(&17));
+        assert!(odd.windows(2).all(|w| w[0] < w[1]), "{odd:?}");
     }
 
     #[test]

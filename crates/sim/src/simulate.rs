@@ -30,8 +30,6 @@
 //! the computation on the data: Li's consumers only sum their pieces, so
 //! the read is the work.
 
-use std::collections::BTreeMap;
-
 use numakit_shuffle::{Layout, Schedule, Strategy, SyncMode};
 use numakit_topology::Topology;
 use serde::Serialize;
@@ -40,6 +38,7 @@ use crate::calibration::Calibration;
 use crate::error::SimError;
 use crate::fairshare::{Allocation, Limit};
 use crate::machine::{Machine, ReadTable};
+use crate::routes::Routes;
 
 /// What to shuffle.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -163,6 +162,8 @@ pub fn simulate_on(
                 phase: Phase::Done,
             })
             .collect(),
+        routes: Routes::new(schedule.layout.sockets),
+        done: 0,
         now: 0.0,
         events: 0,
         stats: Stats::new(machine),
@@ -221,14 +222,10 @@ fn check_inputs(
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Phase {
-    /// Copying state from socket `from` to `at`; `left` bytes to go.
-    Moving {
-        from: usize,
-        left: f64,
-    },
-    Reading {
-        left: f64,
-    },
+    /// Copying state to the socket it runs on (migration with copy).
+    Moving,
+    /// Reading its piece of the current step.
+    Reading,
     /// Finished its step; waiting at the barrier (tight).
     Waiting,
     Done,
@@ -279,6 +276,10 @@ struct Run<'a> {
     barrier_total: f64,
     state: f64,
     consumers: Vec<Consumer>,
+    /// The active flows (moving or reading consumers).
+    routes: Routes,
+    /// Consumers past their last step.
+    done: usize,
     now: f64,
     events: usize,
     stats: Stats,
@@ -294,7 +295,7 @@ impl Run<'_> {
             self.start_step(c, 0);
         }
         let limit = 4 * self.consumers.len().pow(2) + 16;
-        while self.consumers.iter().any(|c| c.phase != Phase::Done) {
+        while self.done < self.consumers.len() {
             self.events += 1;
             if self.events > limit {
                 return Err(SimError::Stalled {
@@ -308,42 +309,13 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The active flow of consumer `c`: (source socket, socket it runs on)
-    /// and bytes left.
-    fn flow(&self, c: usize) -> Option<((usize, usize), f64)> {
-        let con = &self.consumers[c];
-        match con.phase {
-            Phase::Moving { from, left } => Some(((from, con.at), left)),
-            Phase::Reading { left } => {
-                let producer = self.schedule.steps[con.step][c].producer;
-                Some(((self.schedule.layout.socket_of(producer), con.at), left))
-            }
-            Phase::Waiting | Phase::Done => None,
-        }
-    }
-
     /// Shares the machine among the active flows, advances to the next
     /// completion and completes every phase that ends then.
     fn advance(&mut self) -> Result<(), SimError> {
-        let mut index: BTreeMap<(usize, usize), usize> = BTreeMap::new();
-        let mut flows: Vec<((usize, usize), usize)> = Vec::new();
-        let mut members: Vec<(usize, usize, f64)> = Vec::new();
-        for c in 0..self.consumers.len() {
-            if let Some((key, left)) = self.flow(c) {
-                let g = *index.entry(key).or_insert_with(|| {
-                    flows.push((key, 0));
-                    flows.len() - 1
-                });
-                flows[g].1 += 1;
-                members.push((c, g, left));
-            }
-        }
+        let flows = self.routes.flows();
         let alloc = self.table.share(&flows);
-        let finish = |g: usize, left: f64| left / (alloc[g].rate * 1e9);
-        let dt = members
-            .iter()
-            .map(|&(_, g, left)| finish(g, left))
-            .fold(f64::INFINITY, f64::min);
+        let rates: Vec<f64> = alloc.iter().map(|a| a.rate).collect();
+        let dt = self.routes.next_finish(&rates);
         if !(dt.is_finite() && dt >= 0.0) {
             return Err(SimError::Stalled {
                 events: self.events,
@@ -352,16 +324,8 @@ impl Run<'_> {
         }
         self.record(&flows, &alloc, dt);
         self.now += dt;
-        for (c, g, left) in members {
-            if finish(g, left) <= dt * (1.0 + SAME_TIME) {
-                self.finish_phase(c);
-            } else {
-                let rest = left - alloc[g].rate * 1e9 * dt;
-                match &mut self.consumers[c].phase {
-                    Phase::Moving { left, .. } | Phase::Reading { left } => *left = rest,
-                    Phase::Waiting | Phase::Done => {}
-                }
-            }
+        for c in self.routes.advance(&rates, dt, SAME_TIME) {
+            self.finish_phase(c);
         }
         Ok(())
     }
@@ -393,19 +357,13 @@ impl Run<'_> {
     }
 
     fn finish_phase(&mut self, c: usize) {
-        let con = &mut self.consumers[c];
+        let con = self.consumers[c];
         match con.phase {
-            Phase::Moving { .. } => {
-                let step = con.step;
-                self.consumers[c].phase = Phase::Reading {
-                    left: self.piece_of(c, step),
-                }
+            Phase::Moving => self.read(c),
+            Phase::Reading if self.sync == SyncMode::Tight => {
+                self.consumers[c].phase = Phase::Waiting;
             }
-            Phase::Reading { .. } if self.sync == SyncMode::Tight => con.phase = Phase::Waiting,
-            Phase::Reading { .. } => {
-                let next = con.step + 1;
-                self.start_step(c, next);
-            }
+            Phase::Reading => self.start_step(c, con.step + 1),
             Phase::Waiting | Phase::Done => {}
         }
     }
@@ -415,20 +373,29 @@ impl Run<'_> {
     fn start_step(&mut self, c: usize, k: usize) {
         let Some(access) = self.schedule.steps.get(k).and_then(|s| s.get(c)) else {
             self.consumers[c].phase = Phase::Done;
+            self.done += 1;
             return;
         };
-        let piece = self.piece_of(c, k);
         let con = &mut self.consumers[c];
         let from = std::mem::replace(&mut con.at, access.run_on);
         con.step = k;
-        con.phase = if self.state > 0.0 && from != access.run_on {
-            Phase::Moving {
-                from,
-                left: self.state,
-            }
+        if self.state > 0.0 && from != access.run_on {
+            con.phase = Phase::Moving;
+            self.routes.join(c, (from, access.run_on), self.state);
         } else {
-            Phase::Reading { left: piece }
-        };
+            self.read(c);
+        }
+    }
+
+    /// Consumer `c` reads its piece of its current step from the producer's
+    /// socket.
+    fn read(&mut self, c: usize) {
+        let con = self.consumers[c];
+        let producer = self.schedule.steps[con.step][c].producer;
+        let source = self.schedule.layout.socket_of(producer);
+        self.consumers[c].phase = Phase::Reading;
+        let piece = self.piece_of(c, con.step);
+        self.routes.join(c, (source, con.at), piece);
     }
 
     /// Consumer `c`'s piece at step `k`: the nominal size, `1 ± jitter`.
@@ -440,8 +407,7 @@ impl Run<'_> {
 
     /// Tight: once nobody is moving or reading, everyone waiting moves on.
     fn release_barrier(&mut self) {
-        let busy = |p: Phase| matches!(p, Phase::Moving { .. } | Phase::Reading { .. });
-        if self.sync != SyncMode::Tight || self.consumers.iter().any(|c| busy(c.phase)) {
+        if self.sync != SyncMode::Tight || self.routes.any() {
             return;
         }
         if self.consumers.iter().any(|c| c.phase == Phase::Waiting) {

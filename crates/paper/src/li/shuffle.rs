@@ -295,7 +295,8 @@ fn figure_7_shapes(p4: &SweepPoint, p12: &SweepPoint, p32: &SweepPoint) -> Vec<S
         ),
         (
             "thread migration scales best",
-            p32.migration_gbs >= p32.ring_gbs,
+            // A tie within rounding counts (both held by the same cap).
+            p32.migration_gbs >= p32.ring_gbs * (1.0 - 1e-9),
             format!(
                 "32 threads: migration {:.1} vs ring {:.1} GB/s{tie}",
                 p32.migration_gbs, p32.ring_gbs
