@@ -144,6 +144,20 @@ fn main_job_verifies_its_result() {
     );
     assert_eq!(run["shuffle"]["verified"], Value::Bool(true));
     assert_eq!(run["simulated"]["predictions"].as_array().unwrap().len(), 3);
+    // Every section's wall time, in the order the sections ran.
+    let sections: Vec<&str> = run["section_seconds"]
+        .as_array()
+        .expect("section_seconds")
+        .iter()
+        .map(|s| {
+            assert!(s[1].as_f64().is_some_and(|t| t >= 0.0), "{s}");
+            s[0].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(sections.first(), Some(&"topology and doctor"));
+    for name in ["operators", "MapReduce", "distributed join", "papers"] {
+        assert!(sections.contains(&name), "{sections:?}");
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! Multi-node proof: `numakit topo --json`, `numakit doctor --json` and the
-//! main job inside Linux guests with 2, 4 and 8 emulated NUMA nodes (and
-//! memory-only nodes), booted by the shared numa-vm harness.
+//! Multi-node proof: `numakit topo --json`, `numakit doctor --json`, the
+//! shuffle, the operators and the main job inside Linux guests with 2, 4
+//! and 8 emulated NUMA nodes (and memory-only nodes), booted by the shared
+//! numa-vm harness.
 //!
 //! The harness lives at `../shared/numa-vm/run` beside the checkout (or
 //! wherever `NUMA_VM_RUN` points). Without it the test says so and passes,
@@ -121,6 +122,10 @@ fn check_doctor(g: &Guest, doctor: &Value) {
 }
 
 fn check_main_job(g: &Guest, run: &Value, morsel_kib: u64) {
+    eprintln!(
+        "guest with {} nodes: main job seconds per section: {}",
+        g.nodes, run["section_seconds"]
+    );
     assert_eq!(
         run["operators"]["verified"],
         Value::Bool(true),
@@ -228,49 +233,67 @@ fn numa_paths_hold_in_multi_node_guests() {
     let Some(run) = harness_or_skip() else {
         return;
     };
+    // The main job (about 40 s in an emulated guest) runs where it shows
+    // most: eight nodes at two hops, and memory-only nodes. Two and four
+    // nodes run it under a narrower affinity below, and their operators
+    // and MapReduce in `operators_are_correct_in_multi_node_guests`.
     let guests = [
-        Guest {
-            nodes: 2,
-            cpus: 4,
-            distances: "flat",
-        },
-        Guest {
-            nodes: 4,
-            cpus: 4,
-            distances: "ring",
-        },
-        Guest {
-            nodes: 8,
-            cpus: 8,
-            distances: "2hop",
-        },
-        Guest {
-            nodes: 4,
-            cpus: 2,
-            distances: "flat",
-        },
+        (
+            Guest {
+                nodes: 2,
+                cpus: 4,
+                distances: "flat",
+            },
+            false,
+        ),
+        (
+            Guest {
+                nodes: 4,
+                cpus: 4,
+                distances: "ring",
+            },
+            false,
+        ),
+        (
+            Guest {
+                nodes: 8,
+                cpus: 8,
+                distances: "2hop",
+            },
+            true,
+        ),
+        (
+            Guest {
+                nodes: 4,
+                cpus: 2,
+                distances: "flat",
+            },
+            true,
+        ),
     ];
-    for g in &guests {
-        let out = in_guest(
-            &run,
-            g,
-            &[
-                "topo --json",
-                "doctor --json",
-                "run --json --placement strict --size-mib 16 --morsel-kib 64",
-                "shuffle --json --quiet --placement strict --size-mib 16 --reps 1",
-                "shuffle --json --quiet --placement strict --size-mib 8 --reps 1 --form push --skew zipf:1.5 --schedules ring,migration-copy",
-            ],
-        );
-        assert_eq!(out.len(), 5, "five outputs from the guest");
+    const MAIN_JOB: &str = "run --json --placement strict --size-mib 16 --morsel-kib 64";
+    for (g, main_job) in &guests {
+        let mut commands = vec![
+            "topo --json",
+            "doctor --json",
+            "shuffle --json --quiet --placement strict --size-mib 16 --reps 1",
+            "shuffle --json --quiet --placement strict --size-mib 8 --reps 1 --form push --skew zipf:1.5 --schedules ring,migration-copy",
+        ];
+        if *main_job {
+            commands.push(MAIN_JOB);
+        }
+        let out = in_guest(&run, g, &commands);
+        assert_eq!(out.len(), commands.len(), "an output per command");
         let topo = json(&out[0]);
         check_topology(g, &topo);
         let doctor = json(&out[1]);
         check_topology(g, &doctor["topology"]);
         check_doctor(g, &doctor);
-        check_main_job(g, &json(&out[2]), 64);
-        check_shuffle(g, &json(&out[3]), 10);
-        check_shuffle(g, &json(&out[4]), 4);
+        check_shuffle(g, &json(&out[2]), 10);
+        check_shuffle(g, &json(&out[3]), 4);
+        if *main_job {
+            check_main_job(g, &json(&out[4]), 64);
+        }
         eprintln!(
             "guest with {} nodes, {} CPUs, {} distances: all checks pass",
             g.nodes, g.cpus, g.distances

@@ -145,7 +145,8 @@ pub use calibration::{Calibration, ModelFit};
 pub use error::SimError;
 pub use machine::Machine;
 pub use predict::{
-    plan, plan_from_report, predict_machine, predict_machine_with, MachineReport, Recommendation,
+    plan, plan_from_report, predict_machine, predict_machine_with, predict_schedules,
+    MachineReport, Recommendation,
 };
 pub use report::render_report;
 pub use scenarios::{check_scenarios, fit_li_nehalem, ScenarioCheck};

@@ -61,7 +61,8 @@ pub struct MachineReport {
     pub fit: ModelFit,
     /// Every strategy, tight then loose.
     pub rows: Vec<ReportRow>,
-    /// One thread per socket up to the layout's threads per socket.
+    /// Tight bandwidth by threads per socket, up to the layout's (every
+    /// count up to 16, spaced beyond); empty from [`predict_schedules`].
     pub sweep: Vec<SweepPoint>,
 }
 
@@ -121,18 +122,18 @@ pub fn predict_machine_with(
     cal: &Calibration,
     opts: &SimOptions,
 ) -> Result<MachineReport, SimError> {
+    let mut report = predict_schedules(topo, threads_per_socket, cal, opts)?;
     let machine = Machine::new(topo)?;
-    let layout = layout_for(&machine, threads_per_socket)?;
-    let rows = rows_for(&machine, layout, cal, opts, &Strategy::ALL)?;
+    let layout = report.layout;
     let points = sweep_points(layout.threads_per_socket);
-    let mut sweep = Vec::with_capacity(points.len());
+    report.sweep.reserve(points.len());
     for per in points {
         let at = Layout::new(layout.sockets, per);
         let gbs = |s: Strategy| -> Result<f64, SimError> {
             let schedule = Schedule::build(at, s, opts.seed);
             Ok(simulate_on(&machine, &schedule, SyncMode::Tight, opts, cal)?.gbs)
         };
-        sweep.push(SweepPoint {
+        report.sweep.push(SweepPoint {
             threads: at.threads(),
             threads_per_socket: per,
             naive_gbs: gbs(Strategy::Naive)?,
@@ -140,6 +141,21 @@ pub fn predict_machine_with(
             migration_gbs: gbs(Strategy::Migration)?,
         });
     }
+    Ok(report)
+}
+
+/// Every schedule on one machine, tight and loose, without the thread
+/// sweep (the report's `sweep` is empty): what [`plan_from_report`] and a
+/// table of schedules need, at a fraction of the cost.
+pub fn predict_schedules(
+    topo: &Topology,
+    threads_per_socket: Option<usize>,
+    cal: &Calibration,
+    opts: &SimOptions,
+) -> Result<MachineReport, SimError> {
+    let machine = Machine::new(topo)?;
+    let layout = layout_for(&machine, threads_per_socket)?;
+    let rows = rows_for(&machine, layout, cal, opts, &Strategy::ALL)?;
     Ok(MachineReport {
         machine: machine.name.clone(),
         layout,
@@ -147,7 +163,7 @@ pub fn predict_machine_with(
         calibration: *cal,
         fit: ModelFit::of(topo),
         rows,
-        sweep,
+        sweep: Vec::new(),
     })
 }
 

@@ -6,7 +6,7 @@ use numakit_shuffle::{
     shuffle, Layout, Schedule, ShuffleData, ShuffleOptions, Skew, Strategy, SyncMode,
 };
 use numakit_sim::predict::SweepPoint;
-use numakit_sim::{predict_machine, MachineReport};
+use numakit_sim::{predict_machine, predict_schedules, MachineReport};
 
 use super::{
     calibration, cpus, median, nodes, one_node, pool, preset, simulated_tight, thread_counts,
@@ -69,7 +69,12 @@ fn eight_sockets(strategy: Strategy) -> RunResult<f64> {
 
 fn run_figure_6(ctx: &Context<'_>) -> RunResult<Outcome> {
     let mut out = Outcome::default();
-    let four = predict_machine(&preset(FOUR_SOCKETS)?, None, &calibration())?;
+    let four = predict_schedules(
+        &preset(FOUR_SOCKETS)?,
+        None,
+        &calibration(),
+        &Default::default(),
+    )?;
     for (strategy, sync, paper) in FIGURE_6 {
         let label = format!(
             "simulated 4 sockets, {strategy} ({sync}), {} threads",

@@ -52,6 +52,25 @@ struct RunOutput {
     interference_skipped: Option<String>,
     papers: Option<papers::PapersSummary>,
     papers_skipped: Option<String>,
+    /// Wall seconds of each section, in the order they ran.
+    section_seconds: Vec<(&'static str, f64)>,
+}
+
+/// Wall time of each section of the main job.
+#[derive(Default)]
+struct SectionClock {
+    seconds: Vec<(&'static str, f64)>,
+}
+
+impl SectionClock {
+    /// Runs one section under `name` and the spinner's phase of that name.
+    fn time<T>(&mut self, spinner: &Spinner, name: &'static str, section: impl FnOnce() -> T) -> T {
+        spinner.phase(name);
+        let started = Instant::now();
+        let out = section();
+        self.seconds.push((name, started.elapsed().as_secs_f64()));
+        out
+    }
 }
 
 /// The simulator's view of Li's four-socket machine.
@@ -68,8 +87,12 @@ const SIMULATED_PRESET: &str = "nehalem-ex-4s";
 
 fn simulated() -> Result<Simulated> {
     let topo = numakit_topology::presets::topology(SIMULATED_PRESET)?;
-    let report =
-        numakit_sim::predict_machine(&topo, None, &numakit_sim::Calibration::li_nehalem())?;
+    let report = numakit_sim::predict_schedules(
+        &topo,
+        None,
+        &numakit_sim::Calibration::li_nehalem(),
+        &Default::default(),
+    )?;
     let plan = numakit_sim::plan_from_report(&report)?;
     let paper = [
         (Strategy::Naive, 22.0),
@@ -134,65 +157,60 @@ struct PartPlacement {
 pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Result<()> {
     let spinner = Spinner::new(quiet || json);
     spinner.set_prefix("main job");
-    spinner.phase("topology and doctor");
-    let topology = Arc::new(numakit_topology::discover()?);
-    let topo_summary = topology_summary(&topology);
-    let report = doctor::checks(topology.clone());
+    let mut clock = SectionClock::default();
+    let (topo_summary, report, topology) = clock.time(&spinner, "topology and doctor", || {
+        numakit_topology::discover().map(|topology| {
+            let topology = Arc::new(topology);
+            let report = doctor::checks(topology.clone());
+            (topology_summary(&topology), report, topology)
+        })
+    })?;
     let doctor_summary = doctor_summary(&report);
-    spinner.phase("parallel sum");
-    let (reduction, pool) = reduction(topology, args, mode)?;
-    spinner.phase("shuffle");
-    let (shuffle, shuffle_skipped) = match quick_report(&pool, args.size_mib.max(8)) {
-        Ok(report) => (Some(report), None),
-        Err(e) => (None, Some(format!("{e:#}"))),
-    };
-    spinner.phase("operators");
-    let (operators, operators_skipped) = match ops::operators(&pool, ops::probe_rows(args.size_mib))
-    {
-        Ok(summary) => (Some(summary), None),
-        Err(e) => (None, Some(format!("{e:#}"))),
-    };
-    spinner.phase("MapReduce");
-    let (mapreduce, mapreduce_skipped) =
-        match mapreduce::mapreduce(&pool, mapreduce::input_bytes(args.size_mib)) {
-            Ok(summary) => (Some(summary), None),
-            Err(e) => (None, Some(format!("{e:#}"))),
-        };
-    spinner.phase("memory probe");
-    let (probe, probe_skipped) = match probe::probe(pool.placer(), args.size_mib) {
-        Ok(summary) => (Some(summary), None),
-        Err(e) => (None, Some(format!("{e:#}"))),
-    };
-    spinner.phase("distributed join");
-    let (cluster, cluster_skipped) = match cluster::cluster(args.size_mib, mode)? {
+    let (reduction, pool) =
+        clock.time(&spinner, "parallel sum", || reduction(topology, args, mode))?;
+    let (shuffle, shuffle_skipped) = clock.time(&spinner, "shuffle", || {
+        skipped_on_error(quick_report(&pool, args.size_mib.max(8)))
+    });
+    let (operators, operators_skipped) = clock.time(&spinner, "operators", || {
+        skipped_on_error(ops::operators(&pool, ops::probe_rows(args.size_mib)))
+    });
+    let (mapreduce, mapreduce_skipped) = clock.time(&spinner, "MapReduce", || {
+        skipped_on_error(mapreduce::mapreduce(
+            &pool,
+            mapreduce::input_bytes(args.size_mib),
+        ))
+    });
+    let (probe, probe_skipped) = clock.time(&spinner, "memory probe", || {
+        skipped_on_error(probe::probe(pool.placer(), args.size_mib))
+    });
+    let (cluster, cluster_skipped) = match clock.time(&spinner, "distributed join", || {
+        cluster::cluster(args.size_mib, mode)
+    })? {
         Ok(summary) => (Some(summary), None),
         Err(why) => (None, Some(why)),
     };
-    spinner.phase("locks");
-    let (locks, locks_skipped) = match locks::locks(pool.placer()) {
-        Ok(summary) => (Some(summary), None),
-        Err(e) => (None, Some(format!("{e:#}"))),
-    };
-    spinner.phase("interference");
-    let cache_bytes = numakit_ops::cache_probe::measured(&pool).usable_bytes;
-    let (interference, interference_skipped) =
+    let (locks, locks_skipped) = clock.time(&spinner, "locks", || {
+        skipped_on_error(locks::locks(pool.placer()))
+    });
+    let (interference, interference_skipped) = clock.time(&spinner, "interference", || {
+        let cache_bytes = numakit_ops::cache_probe::measured(&pool).usable_bytes;
         match interfere::interfere(pool.placer(), cache_bytes) {
             Ok(Ok(summary)) => (Some(summary), None),
             Ok(Err(why)) => (None, Some(why)),
             Err(e) => (None, Some(format!("{e:#}"))),
-        };
-    spinner.phase("papers");
-    let (papers, papers_skipped) = match papers::papers(pool.placer().topology().clone()) {
-        Ok(summary) => (Some(summary), None),
-        Err(e) => (None, Some(format!("{e:#}"))),
-    };
+        }
+    });
+    let (papers, papers_skipped) = clock.time(&spinner, "papers", || {
+        skipped_on_error(papers::papers(pool.placer().topology().clone()))
+    });
+    let simulated = clock.time(&spinner, "simulated", simulated)?;
     let out = RunOutput {
         topology: topo_summary,
         doctor: doctor_summary,
         reduction,
         shuffle,
         shuffle_skipped,
-        simulated: simulated()?,
+        simulated,
         operators,
         operators_skipped,
         mapreduce,
@@ -207,10 +225,19 @@ pub fn run(args: &RunArgs, mode: PlacementMode, json: bool, quiet: bool) -> Resu
         interference_skipped,
         papers,
         papers_skipped,
+        section_seconds: clock.seconds,
     };
     spinner.finish();
     output::report(json, &out, || render(&out, &report))?;
     failures(&out)
+}
+
+/// A section's summary, or why it has none.
+fn skipped_on_error<T>(result: Result<T>) -> (Option<T>, Option<String>) {
+    match result {
+        Ok(summary) => (Some(summary), None),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    }
 }
 
 fn topology_summary(topology: &Topology) -> TopologySummary {
