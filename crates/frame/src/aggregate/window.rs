@@ -38,6 +38,10 @@ impl KeyWindow {
         codes: PartCodes,
         specs: &[AggSpec],
     ) -> PartCodes {
+        // Off stays off: its batches are not scanned for their range.
+        if let KeyWindow::Off { .. } = self {
+            return codes;
+        }
         let range = valid_range(&codes);
         match *self {
             KeyWindow::Off { .. } => codes,

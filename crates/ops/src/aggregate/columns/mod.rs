@@ -280,20 +280,10 @@ impl Partial {
             let end = (start + BATCH_ROWS).min(segment.codes.len());
             let batch = &mut numbers[..end - start];
             let prefetching = self.index.outgrows_cache();
-            for (i, number) in batch.iter_mut().enumerate() {
-                if let (true, Some(&ahead)) =
-                    (prefetching, segment.codes.get(start + i + PREFETCH_ROWS))
-                {
-                    self.index.prefetch(ahead);
-                }
-                let row = (start + i) as u32;
-                let code = if keyless.peek() == Some(&&row) {
-                    keyless.next();
-                    None
-                } else {
-                    Some(segment.codes[start + i])
-                };
-                *number = self.index.group(code);
+            if !prefetching && segment.keyless.is_empty() {
+                self.index.group_keyed(&segment.codes[start..end], batch);
+            } else {
+                self.number_with_keyless(segment, start, batch, &mut keyless, prefetching);
             }
             if self.groups.rows.len() < self.index.groups() {
                 self.groups.grow((self.index.groups() * 2).max(16));
@@ -309,6 +299,33 @@ impl Partial {
             }
         }
         Ok(())
+    }
+
+    /// Group numbers of rows `start..` (as many as `batch`) of a segment
+    /// with rows that have no key, or over an index that prefetches.
+    fn number_with_keyless(
+        &mut self,
+        segment: &Segment<'_>,
+        start: usize,
+        batch: &mut [u32],
+        keyless: &mut std::iter::Peekable<std::slice::Iter<'_, u32>>,
+        prefetching: bool,
+    ) {
+        for (i, number) in batch.iter_mut().enumerate() {
+            if let (true, Some(&ahead)) =
+                (prefetching, segment.codes.get(start + i + PREFETCH_ROWS))
+            {
+                self.index.prefetch(ahead);
+            }
+            let row = (start + i) as u32;
+            let code = if keyless.peek() == Some(&&row) {
+                keyless.next();
+                None
+            } else {
+                Some(segment.codes[start + i])
+            };
+            *number = self.index.group(code);
+        }
     }
 
     /// Merges group `g` of `other` (the same aggregates, codes meaning the
