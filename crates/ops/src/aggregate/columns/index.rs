@@ -73,18 +73,28 @@ impl GroupIndex {
         }
     }
 
-    /// The groups of `codes`, every row with a key, into `out` (as many):
-    /// [`GroupIndex::group`] row by row, in a loop with no per-row choice
-    /// of index kind, and for a hash index a first probe inline with the
-    /// rest (collisions, new groups) out of line.
-    pub fn group_keyed(&mut self, codes: &[u64], out: &mut [u32]) {
-        match self {
-            GroupIndex::Hashed(h) => {
+    /// The groups of the first `out.len()` of `codes`, every row with a
+    /// key, into `out`: [`GroupIndex::group`] row by row, in a loop with
+    /// no per-row choice of index kind, and for a hash index a first probe
+    /// inline with the rest (collisions, new groups) out of line. With
+    /// `prefetch_rows`, each row asks first for the slot of the row that
+    /// many ahead (`codes` may run past `out` for that).
+    pub fn group_keyed(&mut self, codes: &[u64], out: &mut [u32], prefetch_rows: Option<usize>) {
+        match (self, prefetch_rows) {
+            (GroupIndex::Hashed(h), None) => {
                 for (number, &code) in out.iter_mut().zip(codes) {
                     *number = h.group_of(code);
                 }
             }
-            index => {
+            (GroupIndex::Hashed(h), Some(ahead)) => {
+                for (i, (number, &code)) in out.iter_mut().zip(codes).enumerate() {
+                    if let Some(&later) = codes.get(i + ahead) {
+                        h.prefetch(later);
+                    }
+                    *number = h.group_of(code);
+                }
+            }
+            (index, _) => {
                 for (number, &code) in out.iter_mut().zip(codes) {
                     *number = index.group(Some(code));
                 }
@@ -248,6 +258,14 @@ impl HashIndex {
 mod tests {
     use super::*;
 
+    /// Every group's code after numbering `codes` row by row.
+    fn make_codes(index: &mut GroupIndex, codes: &[u64]) -> Vec<Option<u64>> {
+        for &c in codes {
+            index.group(Some(c));
+        }
+        std::mem::replace(index, GroupIndex::dense()).into_codes()
+    }
+
     #[test]
     fn numbering_a_keyed_batch_agrees_with_row_by_row_on_every_kind() {
         // Hashed: keys whose first probes collide (equal low hash bits in a
@@ -259,18 +277,27 @@ mod tests {
         collide.extend([0, u64::MAX, 7, 0, u64::MAX]);
         let batch: Vec<u64> = collide.iter().chain(&collide).rev().copied().collect();
         let small: Vec<u64> = (0..300).map(|i| (i * 7919) % 97).collect();
-        let cases = [
-            (GroupIndex::hashed(1), GroupIndex::hashed(1), &batch),
-            (GroupIndex::direct(96), GroupIndex::direct(96), &small),
-            (GroupIndex::dense(), GroupIndex::dense(), &small),
+        let cases: [(fn() -> GroupIndex, &Vec<u64>); 3] = [
+            (|| GroupIndex::hashed(1), &batch),
+            (|| GroupIndex::direct(96), &small),
+            (GroupIndex::dense, &small),
         ];
-        for (mut whole, mut by_row, codes) in cases {
-            let mut numbers = vec![0u32; codes.len()];
-            whole.group_keyed(codes, &mut numbers);
+        for (make, codes) in cases {
+            let mut by_row = make();
             let expected: Vec<u32> = codes.iter().map(|&c| by_row.group(Some(c))).collect();
-            assert_eq!(numbers, expected);
-            assert_eq!(whole.groups(), by_row.groups());
-            assert_eq!(whole.into_codes(), by_row.into_codes());
+            for ahead in [None, Some(3)] {
+                let mut whole = make();
+                let mut numbers = vec![0u32; codes.len()];
+                whole.group_keyed(codes, &mut numbers, ahead);
+                assert_eq!(numbers, expected, "prefetching {ahead:?}");
+                assert_eq!(whole.groups(), by_row.groups());
+                assert_eq!(whole.into_codes(), make_codes(&mut make(), codes));
+            }
+            // Codes past `out` are only looked ahead at, never numbered.
+            let mut part = make();
+            let mut half = vec![0u32; codes.len() / 2];
+            part.group_keyed(codes, &mut half, Some(3));
+            assert_eq!(half, expected[..half.len()]);
         }
     }
 

@@ -280,8 +280,10 @@ impl Partial {
             let end = (start + BATCH_ROWS).min(segment.codes.len());
             let batch = &mut numbers[..end - start];
             let prefetching = self.index.outgrows_cache();
-            if !prefetching && segment.keyless.is_empty() {
-                self.index.group_keyed(&segment.codes[start..end], batch);
+            if segment.keyless.is_empty() {
+                let ahead = prefetching.then_some(PREFETCH_ROWS);
+                self.index
+                    .group_keyed(&segment.codes[start..], batch, ahead);
             } else {
                 self.number_with_keyless(segment, start, batch, &mut keyless, prefetching);
             }
