@@ -277,7 +277,8 @@ mod tests {
         collide.extend([0, u64::MAX, 7, 0, u64::MAX]);
         let batch: Vec<u64> = collide.iter().chain(&collide).rev().copied().collect();
         let small: Vec<u64> = (0..300).map(|i| (i * 7919) % 97).collect();
-        let cases: [(fn() -> GroupIndex, &Vec<u64>); 3] = [
+        type Case<'a> = (fn() -> GroupIndex, &'a Vec<u64>);
+        let cases: [Case<'_>; 3] = [
             (|| GroupIndex::hashed(1), &batch),
             (|| GroupIndex::direct(96), &small),
             (GroupIndex::dense, &small),
