@@ -47,7 +47,7 @@ pub(crate) const INTEL: &str = "westmere-ex-4s";
 pub(crate) const AMD: &str = "opteron-istanbul-2s";
 
 /// What the one-node verdicts point to instead.
-pub(crate) const GUESTS: &str = "the guest test crates/cli/tests/numa_vm_probe.rs runs the same command in 2-, 4- and 8-node guests (for completeness and placement: emulated nodes have no remote penalty)";
+pub(crate) const GUESTS: &str = "the guest test crates/cli/tests/numa_vm/probe.rs runs the same command in 2-, 4- and 8-node guests (for completeness and placement: emulated nodes have no remote penalty)";
 
 /// Every item of the paper.
 pub(crate) fn items() -> Vec<Item> {

@@ -128,7 +128,7 @@ pub(super) fn figure_5(ctx: &Context<'_>) -> RunResult<Outcome> {
     out.shapes.push(Shape::new(
         "per-node task queues raise the hit rate as threads span more chips (17% to 44%)",
         Verdict::NotShownHere(
-            "one node here: every split is local; the multi-node guests (cli/tests/numa_vm.rs) place the input on every node and check each split is located there and run once".into(),
+            "one node here: every split is local; the multi-node guests (cli/tests/numa_vm/operators.rs) place the input on every node and check each split is located there and run once".into(),
         ),
     ));
     out.notes

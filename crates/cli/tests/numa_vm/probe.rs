@@ -9,10 +9,9 @@
 //! guest has no real remote penalty: completeness and placement are the
 //! point, not the figures.
 
-mod guest;
-
-use guest::{harness_or_skip, in_guest, json, Guest};
 use serde_json::Value;
+
+use crate::guest::{harness_or_skip, in_guest, json, Guest};
 
 /// Small sizes: the guest is emulated and slow.
 const PROBE: &str = "probe --json --placement strict --latency-mib 8 --loads 2000 --bandwidth-mib 2 --pass-mib 2 --reps 1";
