@@ -741,16 +741,22 @@ fn states_of(
     specs
         .iter()
         .map(|spec| {
-            let n = counts.to_vec();
+            let nulls = vec![0; counts.len()];
             match spec.func {
-                Func::Count => State::Count { n },
+                Func::Count => State::Count { nulls },
                 Func::Sum => State::SumInt {
                     sum: sums.clone(),
-                    carry: vec![0; n.len()],
-                    n,
+                    carry: vec![0; nulls.len()],
+                    nulls,
                 },
-                Func::Min => State::MinInt { v: mins.clone(), n },
-                Func::Max => State::MaxInt { v: maxs.clone(), n },
+                Func::Min => State::MinInt {
+                    v: mins.clone(),
+                    nulls,
+                },
+                Func::Max => State::MaxInt {
+                    v: maxs.clone(),
+                    nulls,
+                },
             }
         })
         .collect()

@@ -50,7 +50,7 @@ pub(crate) fn column(table: &Table, groups: &Groups, slot: &Slot<'_>) -> Result<
         )));
     };
     let state = &groups.states[k];
-    let n = state.counts();
+    let n = state.counts(&groups.rows);
     let present = |i: usize| n[i] > 0;
     let out: ArrayRef = match (slot.aggregate.func, state) {
         (AggFunc::Count | AggFunc::CountRows, _) => {

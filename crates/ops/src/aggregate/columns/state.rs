@@ -3,11 +3,16 @@
 //! loop per aggregate, so the compiler sees one type and one operation),
 //! and merged group by group.
 //!
-//! Every state counts the non-null values it saw per group, which is
-//! COUNT(col) and tells a group whose values were all null (its SUM, MIN
-//! and MAX are null). Integers are summed exactly in 128 bits; floats are
-//! summed in input order; MIN and MAX of floats follow the total order with
-//! every NaN above +infinity, as SQL engines do.
+//! Every state counts the *null* values it saw per group: a group's
+//! COUNT(col) is its rows less those, and a group whose values were all
+//! null has a null SUM, MIN and MAX. Counting nulls rather than values
+//! means that a column without nulls (the common case) touches only its
+//! values' array per row: with 2^16 groups, three arrays per row (rows,
+//! sum, count) had missed the cache in turn. Integers are summed exactly in
+//! 128 bits; floats are summed in input order; MIN and MAX of floats follow
+//! the total order with every NaN above +infinity, as SQL engines do, and
+//! start at that order's ends (NaN for MIN, -infinity for MAX), so no
+//! first-value test is needed.
 
 use crate::aggregate::columns::{Func, Validity, ValueColumn, Values};
 use crate::error::{OpsError, Result};
@@ -19,8 +24,8 @@ use crate::sort::f64_to_ordered_u64 as order;
 pub enum State {
     /// COUNT(col).
     Count {
-        /// Non-null values per group.
-        n: Vec<u64>,
+        /// Null values per group.
+        nulls: Vec<u64>,
     },
     /// Exact integer sums: the sum is `carry * 2^128 + sum` (the 128-bit
     /// sum wraps and `carry` counts the wraps), so a sum that leaves 128
@@ -28,8 +33,8 @@ pub enum State {
     SumInt {
         /// The low 128 bits of each group's sum (wrapping).
         sum: Vec<i128>,
-        /// Non-null values per group.
-        n: Vec<u64>,
+        /// Null values per group.
+        nulls: Vec<u64>,
         /// Net wraps of `sum` per group: +1 per wrap upwards, -1 per wrap
         /// downwards; 0 when the sum fits 128 bits.
         carry: Vec<i64>,
@@ -38,68 +43,71 @@ pub enum State {
     SumFloat {
         /// Each group's sum so far (0.0 for a group without values).
         sum: Vec<f64>,
-        /// Non-null values per group.
-        n: Vec<u64>,
+        /// Null values per group.
+        nulls: Vec<u64>,
     },
     /// MIN of integers.
     MinInt {
         /// Each group's minimum; `i128::MAX` while it has no value.
         v: Vec<i128>,
-        /// Non-null values per group.
-        n: Vec<u64>,
+        /// Null values per group.
+        nulls: Vec<u64>,
     },
     /// MAX of integers.
     MaxInt {
         /// Each group's maximum; `i128::MIN` while it has no value.
         v: Vec<i128>,
-        /// Non-null values per group.
-        n: Vec<u64>,
+        /// Null values per group.
+        nulls: Vec<u64>,
     },
     /// MIN of floats, every NaN above +infinity.
     MinFloat {
-        /// Each group's minimum; meaningless (0.0) while it has no value.
+        /// Each group's minimum; NaN (the top of the order) while it has
+        /// no value.
         v: Vec<f64>,
-        /// Non-null values per group.
-        n: Vec<u64>,
+        /// Null values per group.
+        nulls: Vec<u64>,
     },
     /// MAX of floats, every NaN above +infinity.
     MaxFloat {
-        /// Each group's maximum; meaningless (0.0) while it has no value.
+        /// Each group's maximum; -infinity (the bottom of the order) while
+        /// it has no value.
         v: Vec<f64>,
-        /// Non-null values per group.
-        n: Vec<u64>,
+        /// Null values per group.
+        nulls: Vec<u64>,
     },
 }
 
 impl State {
     /// An empty state for `func` over integer or `float` values.
     pub fn new(func: Func, float: bool) -> Self {
+        let nulls = Vec::new();
         match (func, float) {
-            (Func::Count, _) => State::Count { n: Vec::new() },
+            (Func::Count, _) => State::Count { nulls },
             (Func::Sum, false) => State::SumInt {
                 sum: Vec::new(),
-                n: Vec::new(),
+                nulls,
                 carry: Vec::new(),
             },
             (Func::Sum, true) => State::SumFloat {
                 sum: Vec::new(),
-                n: Vec::new(),
+                nulls,
             },
             (Func::Min, false) => State::MinInt {
                 v: Vec::new(),
-                n: Vec::new(),
+                nulls,
             },
             (Func::Max, false) => State::MaxInt {
                 v: Vec::new(),
-                n: Vec::new(),
+                nulls,
             },
             (Func::Min, true) => State::MinFloat {
                 v: Vec::new(),
-                n: Vec::new(),
+                nulls,
             },
             (Func::Max, true) => State::MaxFloat {
                 v: Vec::new(),
-                n: Vec::new(),
+                nulls,
             },
         }
     }
@@ -113,70 +121,80 @@ impl State {
         }
     }
 
-    /// The non-null values seen per group.
-    pub fn counts(&self) -> &[u64] {
+    /// The null values seen per group.
+    pub fn nulls(&self) -> &[u64] {
         match self {
-            State::Count { n }
-            | State::SumInt { n, .. }
-            | State::SumFloat { n, .. }
-            | State::MinInt { n, .. }
-            | State::MaxInt { n, .. }
-            | State::MinFloat { n, .. }
-            | State::MaxFloat { n, .. } => n,
+            State::Count { nulls }
+            | State::SumInt { nulls, .. }
+            | State::SumFloat { nulls, .. }
+            | State::MinInt { nulls, .. }
+            | State::MaxInt { nulls, .. }
+            | State::MinFloat { nulls, .. }
+            | State::MaxFloat { nulls, .. } => nulls,
         }
+    }
+
+    /// The non-null values seen per group (COUNT(col)), given each group's
+    /// rows (`rows[g]`, COUNT(*)).
+    pub fn counts(&self, rows: &[u64]) -> Vec<u64> {
+        rows.iter().zip(self.nulls()).map(|(r, n)| r - n).collect()
     }
 
     /// Keeps groups `0..groups` only.
     pub fn truncate(&mut self, groups: usize) {
         match self {
-            State::Count { n } => n.truncate(groups),
-            State::SumInt { sum, n, carry } => {
+            State::Count { nulls } => nulls.truncate(groups),
+            State::SumInt { sum, nulls, carry } => {
                 sum.truncate(groups);
-                n.truncate(groups);
+                nulls.truncate(groups);
                 carry.truncate(groups);
             }
-            State::SumFloat { sum, n } => {
+            State::SumFloat { sum, nulls } => {
                 sum.truncate(groups);
-                n.truncate(groups);
+                nulls.truncate(groups);
             }
-            State::MinInt { v, n } | State::MaxInt { v, n } => {
+            State::MinInt { v, nulls } | State::MaxInt { v, nulls } => {
                 v.truncate(groups);
-                n.truncate(groups);
+                nulls.truncate(groups);
             }
-            State::MinFloat { v, n } | State::MaxFloat { v, n } => {
+            State::MinFloat { v, nulls } | State::MaxFloat { v, nulls } => {
                 v.truncate(groups);
-                n.truncate(groups);
+                nulls.truncate(groups);
             }
         }
     }
 
     /// Makes room for groups `0..groups`.
     pub fn grow(&mut self, groups: usize) {
-        if groups <= self.counts().len() {
+        if groups <= self.nulls().len() {
             return;
         }
         match self {
-            State::Count { n } => n.resize(groups, 0),
-            State::SumInt { sum, n, carry } => {
+            State::Count { nulls } => nulls.resize(groups, 0),
+            State::SumInt { sum, nulls, carry } => {
                 sum.resize(groups, 0);
-                n.resize(groups, 0);
+                nulls.resize(groups, 0);
                 carry.resize(groups, 0);
             }
-            State::SumFloat { sum, n } => {
+            State::SumFloat { sum, nulls } => {
                 sum.resize(groups, 0.0);
-                n.resize(groups, 0);
+                nulls.resize(groups, 0);
             }
-            State::MinInt { v, n } => {
+            State::MinInt { v, nulls } => {
                 v.resize(groups, i128::MAX);
-                n.resize(groups, 0);
+                nulls.resize(groups, 0);
             }
-            State::MaxInt { v, n } => {
+            State::MaxInt { v, nulls } => {
                 v.resize(groups, i128::MIN);
-                n.resize(groups, 0);
+                nulls.resize(groups, 0);
             }
-            State::MinFloat { v, n } | State::MaxFloat { v, n } => {
-                v.resize(groups, 0.0);
-                n.resize(groups, 0);
+            State::MinFloat { v, nulls } => {
+                v.resize(groups, f64::NAN);
+                nulls.resize(groups, 0);
+            }
+            State::MaxFloat { v, nulls } => {
+                v.resize(groups, f64::NEG_INFINITY);
+                nulls.resize(groups, 0);
             }
         }
     }
@@ -190,97 +208,98 @@ impl State {
         start: usize,
         aggregate: usize,
     ) -> Result<()> {
-        if column.valid.is_none() {
+        let Some(validity) = column.valid else {
             return self.update_all_valid(groups, column, start, aggregate);
-        }
-        let valid = |i: usize| column.valid.as_ref().is_none_or(|v| v.get(start + i));
+        };
+        let valid = |i: usize| validity.get(start + i);
         match (self, &column.values) {
-            (State::Count { n }, _) => {
+            (State::Count { nulls }, _) => {
                 for (i, &g) in groups.iter().enumerate() {
-                    n[g as usize] += u64::from(valid(i));
+                    nulls[g as usize] += u64::from(!valid(i));
                 }
             }
-            (State::SumInt { sum, n, .. }, Values::I64(values)) => {
+            (State::SumInt { sum, nulls, .. }, Values::I64(values)) => {
                 let values = &values[start..start + groups.len()];
-                if column.valid.is_none() {
-                    for (&g, &v) in groups.iter().zip(values) {
-                        sum[g as usize] += i128::from(v);
-                        n[g as usize] += 1;
-                    }
-                } else {
-                    for (i, (&g, &v)) in groups.iter().zip(values).enumerate() {
-                        if valid(i) {
-                            sum[g as usize] += i128::from(v);
-                            n[g as usize] += 1;
-                        }
-                    }
-                }
-            }
-            (State::SumInt { sum, n, carry }, Values::I128(values)) => {
-                for (i, &g) in groups.iter().enumerate() {
+                for (i, (&g, &v)) in groups.iter().zip(values).enumerate() {
                     if valid(i) {
-                        let (g, x) = (g as usize, values[start + i]);
-                        let (v, wrapped) = sum[g].overflowing_add(x);
-                        sum[g] = v;
-                        if wrapped {
-                            carry[g] += if x > 0 { 1 } else { -1 };
-                        }
-                        n[g] += 1;
+                        sum[g as usize] += i128::from(v);
+                    } else {
+                        nulls[g as usize] += 1;
                     }
                 }
             }
-            (State::SumFloat { sum, n }, Values::F64(values)) => {
+            (State::SumInt { sum, nulls, carry }, Values::I128(values)) => {
+                for (i, &g) in groups.iter().enumerate() {
+                    let g = g as usize;
+                    if !valid(i) {
+                        nulls[g] += 1;
+                        continue;
+                    }
+                    let x = values[start + i];
+                    let (v, wrapped) = sum[g].overflowing_add(x);
+                    sum[g] = v;
+                    if wrapped {
+                        carry[g] += if x > 0 { 1 } else { -1 };
+                    }
+                }
+            }
+            (State::SumFloat { sum, nulls }, Values::F64(values)) => {
                 for (i, &g) in groups.iter().enumerate() {
                     if valid(i) {
                         sum[g as usize] += values[start + i];
-                        n[g as usize] += 1;
+                    } else {
+                        nulls[g as usize] += 1;
                     }
                 }
             }
-            (State::MinInt { v, n }, Values::I64(values)) => extremes(
+            (State::MinInt { v, nulls }, Values::I64(values)) => extremes(
                 v,
-                n,
+                nulls,
                 groups,
                 &valid,
                 |i| i128::from(values[start + i]),
                 |x, y| x < y,
             ),
-            (State::MinInt { v, n }, Values::I128(values)) => {
-                extremes(v, n, groups, &valid, |i| values[start + i], |x, y| x < y)
-            }
-            (State::MaxInt { v, n }, Values::I64(values)) => extremes(
+            (State::MinInt { v, nulls }, Values::I128(values)) => extremes(
                 v,
-                n,
+                nulls,
+                groups,
+                &valid,
+                |i| values[start + i],
+                |x, y| x < y,
+            ),
+            (State::MaxInt { v, nulls }, Values::I64(values)) => extremes(
+                v,
+                nulls,
                 groups,
                 &valid,
                 |i| i128::from(values[start + i]),
                 |x, y| x > y,
             ),
-            (State::MaxInt { v, n }, Values::I128(values)) => {
-                extremes(v, n, groups, &valid, |i| values[start + i], |x, y| x > y)
-            }
-            (State::MinFloat { v, n }, Values::F64(values)) => {
-                for (i, &g) in groups.iter().enumerate() {
-                    if valid(i) {
-                        let (x, g) = (values[start + i], g as usize);
-                        if n[g] == 0 || order(x) < order(v[g]) {
-                            v[g] = x;
-                        }
-                        n[g] += 1;
-                    }
-                }
-            }
-            (State::MaxFloat { v, n }, Values::F64(values)) => {
-                for (i, &g) in groups.iter().enumerate() {
-                    if valid(i) {
-                        let (x, g) = (values[start + i], g as usize);
-                        if n[g] == 0 || order(x) > order(v[g]) {
-                            v[g] = x;
-                        }
-                        n[g] += 1;
-                    }
-                }
-            }
+            (State::MaxInt { v, nulls }, Values::I128(values)) => extremes(
+                v,
+                nulls,
+                groups,
+                &valid,
+                |i| values[start + i],
+                |x, y| x > y,
+            ),
+            (State::MinFloat { v, nulls }, Values::F64(values)) => extremes(
+                v,
+                nulls,
+                groups,
+                &valid,
+                |i| values[start + i],
+                |x, y| order(x) < order(y),
+            ),
+            (State::MaxFloat { v, nulls }, Values::F64(values)) => extremes(
+                v,
+                nulls,
+                groups,
+                &valid,
+                |i| values[start + i],
+                |x, y| order(x) > order(y),
+            ),
             _ => {
                 return Err(OpsError::InvalidArgument(format!(
                     "aggregate {aggregate}: its state does not match its values"
@@ -293,7 +312,8 @@ impl State {
 
 impl State {
     /// [`State::update`] for a column without nulls: one tight loop per
-    /// aggregate and type.
+    /// aggregate and type, touching only the values' array (COUNT(col)
+    /// touches nothing).
     fn update_all_valid(
         &mut self,
         groups: &[u32],
@@ -303,39 +323,31 @@ impl State {
     ) -> Result<()> {
         let end = start + groups.len();
         match (self, &column.values) {
-            (State::Count { n }, _) => {
-                for &g in groups {
-                    n[g as usize] += 1;
-                }
-            }
-            (State::SumInt { sum, n, .. }, Values::I64(values)) => {
+            (State::Count { .. }, _) => {}
+            (State::SumInt { sum, .. }, Values::I64(values)) => {
                 for (&g, &v) in groups.iter().zip(&values[start..end]) {
                     sum[g as usize] += i128::from(v);
-                    n[g as usize] += 1;
                 }
             }
-            (State::SumFloat { sum, n }, Values::F64(values)) => {
+            (State::SumFloat { sum, .. }, Values::F64(values)) => {
                 for (&g, &v) in groups.iter().zip(&values[start..end]) {
                     sum[g as usize] += v;
-                    n[g as usize] += 1;
                 }
             }
-            (State::MinInt { v, n }, Values::I64(values)) => {
+            (State::MinInt { v, .. }, Values::I64(values)) => {
                 for (&g, &x) in groups.iter().zip(&values[start..end]) {
                     let (g, x) = (g as usize, i128::from(x));
                     if x < v[g] {
                         v[g] = x;
                     }
-                    n[g] += 1;
                 }
             }
-            (State::MaxInt { v, n }, Values::I64(values)) => {
+            (State::MaxInt { v, .. }, Values::I64(values)) => {
                 for (&g, &x) in groups.iter().zip(&values[start..end]) {
                     let (g, x) = (g as usize, i128::from(x));
                     if x > v[g] {
                         v[g] = x;
                     }
-                    n[g] += 1;
                 }
             }
             (state, _) => {
@@ -362,12 +374,12 @@ impl State {
         aggregate: usize,
     ) -> Result<()> {
         match (self, other) {
-            (State::Count { n }, State::Count { n: m }) => n[into] += m[from],
+            (State::Count { nulls }, State::Count { nulls: m }) => nulls[into] += m[from],
             (
-                State::SumInt { sum, n, carry },
+                State::SumInt { sum, nulls, carry },
                 State::SumInt {
                     sum: s,
-                    n: m,
+                    nulls: m,
                     carry: c,
                 },
             ) => {
@@ -377,31 +389,33 @@ impl State {
                     carry[into] += if s[from] > 0 { 1 } else { -1 };
                 }
                 carry[into] += c[from];
-                n[into] += m[from];
+                nulls[into] += m[from];
             }
-            (State::SumFloat { sum, n }, State::SumFloat { sum: s, n: m }) => {
+            (State::SumFloat { sum, nulls }, State::SumFloat { sum: s, nulls: m }) => {
                 sum[into] += s[from];
-                n[into] += m[from];
+                nulls[into] += m[from];
             }
-            (State::MinInt { v, n }, State::MinInt { v: w, n: m }) => {
+            (State::MinInt { v, nulls }, State::MinInt { v: w, nulls: m }) => {
                 v[into] = v[into].min(w[from]);
-                n[into] += m[from];
+                nulls[into] += m[from];
             }
-            (State::MaxInt { v, n }, State::MaxInt { v: w, n: m }) => {
+            (State::MaxInt { v, nulls }, State::MaxInt { v: w, nulls: m }) => {
                 v[into] = v[into].max(w[from]);
-                n[into] += m[from];
+                nulls[into] += m[from];
             }
-            (State::MinFloat { v, n }, State::MinFloat { v: w, n: m }) => {
-                if m[from] > 0 && (n[into] == 0 || order(w[from]) < order(v[into])) {
+            // A group without values holds its order's end, which never
+            // replaces anything.
+            (State::MinFloat { v, nulls }, State::MinFloat { v: w, nulls: m }) => {
+                if order(w[from]) < order(v[into]) {
                     v[into] = w[from];
                 }
-                n[into] += m[from];
+                nulls[into] += m[from];
             }
-            (State::MaxFloat { v, n }, State::MaxFloat { v: w, n: m }) => {
-                if m[from] > 0 && (n[into] == 0 || order(w[from]) > order(v[into])) {
+            (State::MaxFloat { v, nulls }, State::MaxFloat { v: w, nulls: m }) => {
+                if order(w[from]) > order(v[into]) {
                     v[into] = w[from];
                 }
-                n[into] += m[from];
+                nulls[into] += m[from];
             }
             _ => {
                 return Err(OpsError::InvalidArgument(format!(
@@ -413,24 +427,26 @@ impl State {
     }
 }
 
-/// MIN or MAX of integers: `better(x, current)` replaces the current one
-/// (the states start at the identity, so no first-value branch).
+/// MIN or MAX: `better(x, current)` replaces the current one (the states
+/// start at the identity, so no first-value branch); a null is counted.
 #[inline(always)]
-fn extremes(
-    v: &mut [i128],
-    n: &mut [u64],
+fn extremes<T: Copy>(
+    v: &mut [T],
+    nulls: &mut [u64],
     groups: &[u32],
     valid: &impl Fn(usize) -> bool,
-    value: impl Fn(usize) -> i128,
-    better: impl Fn(i128, i128) -> bool,
+    value: impl Fn(usize) -> T,
+    better: impl Fn(T, T) -> bool,
 ) {
     for (i, &g) in groups.iter().enumerate() {
-        if valid(i) {
-            let (x, g) = (value(i), g as usize);
-            if better(x, v[g]) {
-                v[g] = x;
-            }
-            n[g] += 1;
+        let g = g as usize;
+        if !valid(i) {
+            nulls[g] += 1;
+            continue;
+        }
+        let x = value(i);
+        if better(x, v[g]) {
+            v[g] = x;
         }
     }
 }
