@@ -86,8 +86,9 @@ impl Input {
     }
 }
 
-/// `table` with each column whose declared type differs (a dictionary the
-/// reader chose for a string column) cast back to it: `declared[i]` is the
+/// `table` with each column whose declared type differs because of a
+/// reading choice (a dictionary for a string column, a 32- or 64-bit
+/// decimal for a `Decimal128` one) cast back to it: `declared[i]` is the
 /// type column i should have, if known.
 pub(crate) fn restore_types(
     pool: &Pool,
@@ -100,12 +101,7 @@ pub(crate) fn restore_types(
         .iter()
         .zip(declared.iter().chain(std::iter::repeat(&None)))
         .map(|(f, want)| match want {
-            Some(t)
-                if t != f.data_type()
-                    && matches!(f.data_type(), arrow_schema::DataType::Dictionary(..)) =>
-            {
-                Some(t.clone())
-            }
+            Some(t) if t != f.data_type() && is_reading_choice(f.data_type()) => Some(t.clone()),
             _ => None,
         })
         .collect();
@@ -135,8 +131,7 @@ pub(crate) fn restore_types(
                 .iter()
                 .zip(&casts)
                 .map(|(a, c)| match c {
-                    Some(t) => arrow_cast::cast(a, t)
-                        .map_err(|e| crate::FrameError::arrow("restoring a column's type", e)),
+                    Some(t) => restore_column(a, t),
                     None => Ok(a.clone()),
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -149,4 +144,35 @@ pub(crate) fn restore_types(
         },
     )?;
     Table::new(table.name().to_string(), restored, parts)
+}
+
+/// Whether a column of type `read` may differ from its declared type by a
+/// choice of the reader.
+fn is_reading_choice(read: &arrow_schema::DataType) -> bool {
+    use arrow_schema::DataType::*;
+    matches!(read, Dictionary(..) | Decimal32(..) | Decimal64(..))
+}
+
+/// `array` cast to `to`; a narrow decimal is widened value by value (no
+/// overflow is possible, so nothing is checked).
+fn restore_column(
+    array: &arrow_array::ArrayRef,
+    to: &arrow_schema::DataType,
+) -> Result<arrow_array::ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Decimal128Type, Decimal32Type, Decimal64Type};
+    use arrow_schema::DataType::{Decimal128, Decimal32, Decimal64};
+    let error = |e| crate::FrameError::arrow("restoring a column's type", e);
+    let widened = match (array.data_type(), to) {
+        (Decimal64(..), Decimal128(p, s)) => array
+            .as_primitive::<Decimal64Type>()
+            .unary::<_, Decimal128Type>(i128::from)
+            .with_precision_and_scale(*p, *s),
+        (Decimal32(..), Decimal128(p, s)) => array
+            .as_primitive::<Decimal32Type>()
+            .unary::<_, Decimal128Type>(i128::from)
+            .with_precision_and_scale(*p, *s),
+        _ => return arrow_cast::cast(array, to).map_err(error),
+    };
+    Ok(std::sync::Arc::new(widened.map_err(error)?))
 }

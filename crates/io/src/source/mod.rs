@@ -43,6 +43,11 @@ pub struct SourceOptions {
     /// Read Parquet string and binary columns that are dictionary-encoded
     /// with few distinct values as Arrow dictionary arrays.
     pub keep_dictionaries: bool,
+    /// Read Parquet decimals stored as 32- or 64-bit integers as Arrow
+    /// `Decimal32`/`Decimal64` arrays over the file's values, instead of
+    /// widening every value to 128 bits (`declared_schema` still gives the
+    /// file's own `Decimal128`).
+    pub narrow_decimals: bool,
 }
 
 impl Default for SourceOptions {
@@ -52,6 +57,7 @@ impl Default for SourceOptions {
             csv: CsvOptions::default(),
             csv_unit_bytes: 16 << 20,
             keep_dictionaries: false,
+            narrow_decimals: false,
         }
     }
 }
@@ -112,7 +118,10 @@ impl Source {
         let units = match format {
             Format::Parquet => Units::Parquet(parquet_units::ParquetUnits::open(
                 &path,
-                options.keep_dictionaries,
+                parquet_units::ReadChoices {
+                    dictionaries: options.keep_dictionaries,
+                    narrow_decimals: options.narrow_decimals,
+                },
             )?),
             Format::Csv => Units::Csv(csv_units::CsvUnits::open(
                 &path,

@@ -5,6 +5,12 @@
 //! projected column chunks into one record batch, so that threads decode
 //! row groups side by side without sharing a reader. It does not split a
 //! row group further.
+//!
+//! Two reading choices change the Arrow types a file's columns arrive as
+//! ([`ReadChoices`]): strings of few distinct values as dictionary arrays,
+//! and decimals stored as 32- or 64-bit integers as `Decimal32`/`Decimal64`
+//! (the reader then hands the file's integers over as they are, where the
+//! default `Decimal128` widens every value to 128 bits).
 
 use std::fs::File;
 use std::path::Path;
@@ -15,6 +21,7 @@ use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::ProjectionMask;
+use parquet::basic::Type as PhysicalType;
 
 use crate::error::{IoError, Result};
 use crate::source::Projection;
@@ -56,11 +63,52 @@ fn dictionary_type(data_type: &DataType) -> Option<DataType> {
     ))
 }
 
-/// The schema with low-cardinality dictionary-encoded string and binary
-/// columns as dictionary arrays (`None` when there are none).
-fn dictionary_schema(metadata: &ArrowReaderMetadata) -> Option<SchemaRef> {
+/// How columns are read, beyond the file's own Arrow types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadChoices {
+    /// Low-cardinality dictionary-encoded strings as dictionary arrays.
+    pub(crate) dictionaries: bool,
+    /// Decimals stored as 32- or 64-bit integers as `Decimal32`/`Decimal64`.
+    pub(crate) narrow_decimals: bool,
+}
+
+/// The type a top-level column is read as under `choices`, when it
+/// differs from the file's own: `leaf` is the column's only leaf.
+fn hinted_type(
+    metadata: &ArrowReaderMetadata,
+    field: &Field,
+    leaf: usize,
+    choices: ReadChoices,
+) -> Option<DataType> {
+    if choices.narrow_decimals {
+        if let DataType::Decimal128(p, s) = field.data_type() {
+            return match metadata.parquet_schema().column(leaf).physical_type() {
+                PhysicalType::INT32 => Some(DataType::Decimal32(*p, *s)),
+                PhysicalType::INT64 => Some(DataType::Decimal64(*p, *s)),
+                _ => None,
+            };
+        }
+    }
+    let dictionary = dictionary_type(field.data_type()).filter(|_| choices.dictionaries)?;
+    let small = metadata
+        .metadata()
+        .row_groups()
+        .iter()
+        .take(SAMPLED_ROW_GROUPS)
+        .all(|group| {
+            let chunk = group.column(leaf);
+            chunk.dictionary_page_offset().is_some_and(|start| {
+                let bytes = (chunk.data_page_offset() - start) as f64;
+                bytes <= SMALL_DICTIONARY_SHARE * chunk.compressed_size().max(1) as f64
+            })
+        });
+    (small && metadata.metadata().num_row_groups() > 0).then_some(dictionary)
+}
+
+/// The schema to read with under `choices` (`None` when it is the file's
+/// own).
+fn read_schema(metadata: &ArrowReaderMetadata, choices: ReadChoices) -> Option<SchemaRef> {
     let descr = metadata.parquet_schema();
-    let row_groups = metadata.metadata().row_groups();
     let schema = metadata.schema();
     let mut changed = false;
     let fields: Vec<Field> = schema
@@ -68,26 +116,19 @@ fn dictionary_schema(metadata: &ArrowReaderMetadata) -> Option<SchemaRef> {
         .iter()
         .enumerate()
         .map(|(root, field)| {
-            let Some(dictionary) = dictionary_type(field.data_type()) else {
-                return field.as_ref().clone();
-            };
             let leaves: Vec<usize> = (0..descr.num_columns())
                 .filter(|&leaf| descr.get_column_root_idx(leaf) == root)
                 .collect();
-            let small = !row_groups.is_empty()
-                && leaves.len() == 1
-                && row_groups.iter().take(SAMPLED_ROW_GROUPS).all(|group| {
-                    let chunk = group.column(leaves[0]);
-                    chunk.dictionary_page_offset().is_some_and(|start| {
-                        let bytes = (chunk.data_page_offset() - start) as f64;
-                        bytes <= SMALL_DICTIONARY_SHARE * chunk.compressed_size().max(1) as f64
-                    })
-                });
-            if small {
-                changed = true;
-                field.as_ref().clone().with_data_type(dictionary)
-            } else {
-                field.as_ref().clone()
+            let hinted = match leaves.as_slice() {
+                [leaf] => hinted_type(metadata, field, *leaf, choices),
+                _ => None,
+            };
+            match hinted {
+                Some(data_type) => {
+                    changed = true;
+                    field.as_ref().clone().with_data_type(data_type)
+                }
+                None => field.as_ref().clone(),
             }
         })
         .collect();
@@ -96,23 +137,20 @@ fn dictionary_schema(metadata: &ArrowReaderMetadata) -> Option<SchemaRef> {
 }
 
 impl ParquetUnits {
-    /// Opens `path`; with `keep_dictionaries`, low-cardinality dictionary
-    /// columns are read as dictionary arrays.
-    pub(crate) fn open(path: &Path, keep_dictionaries: bool) -> Result<Self> {
+    /// Opens `path`, to be read as `choices` say.
+    pub(crate) fn open(path: &Path, choices: ReadChoices) -> Result<Self> {
         let file = File::open(path).map_err(|source| IoError::file("open", path, source))?;
         let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
             .map_err(parquet_error(path))?;
         let declared = metadata.schema().clone();
-        if keep_dictionaries {
-            if let Some(schema) = dictionary_schema(&metadata) {
-                let options = ArrowReaderOptions::new().with_schema(schema);
-                let hinted = ArrowReaderMetadata::try_new(metadata.metadata().clone(), options)
-                    .map_err(parquet_error(path))?;
-                return Ok(ParquetUnits {
-                    metadata: hinted,
-                    declared,
-                });
-            }
+        if let Some(schema) = read_schema(&metadata, choices) {
+            let options = ArrowReaderOptions::new().with_schema(schema);
+            let hinted = ArrowReaderMetadata::try_new(metadata.metadata().clone(), options)
+                .map_err(parquet_error(path))?;
+            return Ok(ParquetUnits {
+                metadata: hinted,
+                declared,
+            });
         }
         Ok(ParquetUnits { metadata, declared })
     }
@@ -193,5 +231,122 @@ impl ParquetUnits {
             out.push(batch);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Decimal128Type, Decimal32Type, Decimal64Type};
+    use arrow_array::{ArrayRef, Decimal128Array, RecordBatch};
+    use parquet::arrow::ArrowWriter;
+
+    use crate::source::{Source, SourceOptions};
+
+    /// Decimals of 7, 15 and 30 digits (Parquet INT32, INT64 and
+    /// fixed-size binary), with nulls and their precisions' limits.
+    fn decimals_file() -> (tempfile::NamedTempFile, Vec<Vec<Option<i128>>>) {
+        let columns = vec![
+            vec![Some(-9_999_999), None, Some(0), Some(9_999_999), Some(-1)],
+            vec![
+                Some(-999_999_999_999_999),
+                Some(12),
+                None,
+                Some(999_999_999_999_999),
+                Some(0),
+            ],
+            vec![
+                Some(-(10i128.pow(30) - 1)),
+                Some(10i128.pow(30) - 1),
+                None,
+                Some(7),
+                Some(-7),
+            ],
+        ];
+        let arrays: Vec<(&str, ArrayRef)> = [("d7", 7u8), ("d15", 15), ("d30", 30)]
+            .iter()
+            .zip(&columns)
+            .map(|(&(name, p), values)| {
+                let array = Decimal128Array::from(values.clone())
+                    .with_precision_and_scale(p, 2)
+                    .unwrap();
+                (name, Arc::new(array) as ArrayRef)
+            })
+            .collect();
+        let batch = RecordBatch::try_from_iter(arrays).unwrap();
+        let file = tempfile::Builder::new()
+            .suffix(".parquet")
+            .tempfile()
+            .unwrap();
+        let mut writer =
+            ArrowWriter::try_new(file.reopen().unwrap(), batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        (file, columns)
+    }
+
+    fn read(file: &tempfile::NamedTempFile, narrow: bool) -> (Source, RecordBatch) {
+        let options = SourceOptions {
+            narrow_decimals: narrow,
+            ..SourceOptions::default()
+        };
+        let source = Source::open(file.path(), &options).unwrap();
+        let projection = source.project(None).unwrap();
+        let mut batches = source.read_all(&projection).unwrap();
+        assert_eq!(batches.len(), 1);
+        (source, batches.remove(0))
+    }
+
+    #[test]
+    fn integer_decimals_are_read_narrow_only_when_asked() {
+        use arrow_schema::DataType::{Decimal128, Decimal32, Decimal64};
+        let (file, expected) = decimals_file();
+        let (source, wide) = read(&file, false);
+        let types: Vec<_> = wide
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        assert_eq!(
+            types,
+            vec![Decimal128(7, 2), Decimal128(15, 2), Decimal128(30, 2)]
+        );
+        assert_eq!(source.declared_schema(), wide.schema());
+
+        let (source, narrow) = read(&file, true);
+        let types: Vec<_> = narrow
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect();
+        assert_eq!(
+            types,
+            vec![Decimal32(7, 2), Decimal64(15, 2), Decimal128(30, 2)]
+        );
+        // The declared schema is still the file's own.
+        assert_eq!(source.declared_schema(), wide.schema());
+
+        let d7: Vec<Option<i128>> = narrow
+            .column(0)
+            .as_primitive::<Decimal32Type>()
+            .iter()
+            .map(|v| v.map(i128::from))
+            .collect();
+        let d15: Vec<Option<i128>> = narrow
+            .column(1)
+            .as_primitive::<Decimal64Type>()
+            .iter()
+            .map(|v| v.map(i128::from))
+            .collect();
+        let d30: Vec<Option<i128>> = narrow
+            .column(2)
+            .as_primitive::<Decimal128Type>()
+            .iter()
+            .collect();
+        assert_eq!(vec![d7, d15, d30], expected);
     }
 }

@@ -49,6 +49,7 @@ pub fn file_input(path: &Path, threads: usize, format: Option<Format>) -> Result
     let options = SourceOptions {
         csv_unit_bytes: (size / (threads.max(1) as u64 * 4)).clamp(1 << 20, 32 << 20),
         keep_dictionaries: true,
+        narrow_decimals: true,
         format: format_for(path, format),
         ..SourceOptions::default()
     };
