@@ -6,8 +6,10 @@
 //! runs, which would flip a group-by's plan from one run to the next. So
 //! the CLI measures once ([`numakit_ops::cache_probe::REPEATS`] curves,
 //! their median), keeps the result in the user's cache directory with the
-//! machine it describes and the date, and hands it to every pool that needs
-//! it for [`MAX_AGE_DAYS`] days. Delete the file (or set
+//! machine it describes and the date (one record per machine key, so a
+//! debug and a release build, or runs on different CPU sets, do not
+//! measure again in turn), and hands it to every pool that needs it for
+//! [`MAX_AGE_DAYS`] days. Delete the file (or set
 //! `NUMAKIT_CACHE_DIR` elsewhere) to measure again.
 //!
 //! A missing, unreadable, foreign or stale record is measured afresh; a
@@ -26,8 +28,9 @@ use serde::{Deserialize, Serialize};
 /// Days a kept measurement is used before it is measured again.
 pub const MAX_AGE_DAYS: u64 = 30;
 
-/// The file's name in the cache directory.
-const FILE_NAME: &str = "usable-cache.json";
+/// The file's name in the cache directory (a list of records; the
+/// single record an earlier version kept is not read, and is replaced).
+const FILE_NAME: &str = "usable-caches.json";
 
 /// What the file holds.
 #[derive(Debug, Serialize, Deserialize)]
@@ -107,32 +110,51 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The kept probe, when it is this machine's and younger than
+/// Records kept at most (one per machine key: builds, CPU sets).
+const MAX_RECORDS: usize = 16;
+
+/// The records in `dir` (none when the file is missing or unreadable).
+fn records(dir: &Path) -> Vec<Record> {
+    std::fs::read(dir.join(FILE_NAME))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// The kept probe, when one is this machine's and younger than
 /// [`MAX_AGE_DAYS`] at `now`; its `source` says when it was measured.
 fn load(dir: &Path, key: &str, now: u64) -> Option<CacheProbe> {
-    let path = dir.join(FILE_NAME);
-    let record: Record = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    let record = records(dir).into_iter().find(|r| r.machine == key)?;
     let age = now.checked_sub(record.measured_unix)?;
-    if record.machine != key || age > MAX_AGE_DAYS * 86_400 {
+    if age > MAX_AGE_DAYS * 86_400 {
         return None;
     }
     let mut probe = record.probe;
     probe.source = format!(
         "measured {}, kept in {}",
         date_of(record.measured_unix),
-        path.display()
+        dir.join(FILE_NAME).display()
     );
     Some(probe)
 }
 
+/// Keeps `probe` as `key`'s record, beside the other keys' (a debug and a
+/// release build, or runs on different CPU sets, each keep their own
+/// instead of measuring again in turn).
 fn save(dir: &Path, key: &str, now: u64, probe: &CacheProbe) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let record = Record {
-        machine: key.to_string(),
-        measured_unix: now,
-        probe: probe.clone(),
-    };
-    numakit_io::write_file_atomically(&dir.join(FILE_NAME), &serde_json::to_vec_pretty(&record)?)?;
+    let mut kept = records(dir);
+    kept.retain(|r| r.machine != key);
+    kept.truncate(MAX_RECORDS - 1);
+    kept.insert(
+        0,
+        Record {
+            machine: key.to_string(),
+            measured_unix: now,
+            probe: probe.clone(),
+        },
+    );
+    numakit_io::write_file_atomically(&dir.join(FILE_NAME), &serde_json::to_vec_pretty(&kept)?)?;
     Ok(())
 }
 
@@ -189,6 +211,27 @@ mod tests {
         );
         std::fs::write(dir.path().join(FILE_NAME), b"{ not json").expect("written");
         assert!(load(dir.path(), "box", now).is_none(), "unreadable");
+    }
+
+    #[test]
+    fn each_machine_key_keeps_its_own_record() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let now = 1_795_000_000;
+        save(dir.path(), "box", now, &probe(8 << 20)).expect("saved");
+        save(dir.path(), "box (debug build)", now, &probe(4 << 20)).expect("saved");
+        let usable = |key| load(dir.path(), key, now).map(|p| p.usable_bytes);
+        assert_eq!(usable("box"), Some(8 << 20));
+        assert_eq!(usable("box (debug build)"), Some(4 << 20));
+        // Measuring again replaces that key's record only.
+        save(dir.path(), "box", now, &probe(6 << 20)).expect("saved");
+        assert_eq!(usable("box"), Some(6 << 20));
+        assert_eq!(usable("box (debug build)"), Some(4 << 20));
+        assert_eq!(records(dir.path()).len(), 2);
+        for i in 0..2 * MAX_RECORDS {
+            save(dir.path(), &format!("cpus {i}"), now, &probe(1 << 20)).expect("saved");
+        }
+        assert_eq!(records(dir.path()).len(), MAX_RECORDS, "the oldest go");
+        assert!(usable(&format!("cpus {}", 2 * MAX_RECORDS - 1)).is_some());
     }
 
     #[test]
