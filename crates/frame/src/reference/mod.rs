@@ -9,6 +9,7 @@
 //! of floats within a relative 1e-9 (they depend on the order of addition),
 //! and a sort's key columns in order.
 
+pub mod repetition;
 pub mod value;
 
 use std::collections::HashMap;
@@ -20,6 +21,7 @@ use crate::request::aggregate::{AggFunc, AggregateRequest};
 use crate::request::join::{JoinPlan, JoinRequest};
 use crate::request::sort::SortRequest;
 use crate::table::Table;
+pub use repetition::check_repetition;
 pub use value::{cells, Value};
 
 /// One row.
@@ -202,40 +204,6 @@ pub fn same_rows(mut got: Vec<Row>, mut want: Vec<Row>) -> std::result::Result<(
         }
     }
     Ok(())
-}
-
-/// Checks that a repetition of an operator gave the first repetition's
-/// result: the same rows (floats within 1e-9 relative, as sums in another
-/// order may round differently), in the same order when `ordered` (a
-/// sort), else as a multiset.
-pub fn check_repetition(first: &Table, again: &Table, what: &str, ordered: bool) -> Result<()> {
-    let (first, again) = (all_rows(first)?, all_rows(again)?);
-    let differs = if ordered {
-        match first
-            .iter()
-            .zip(&again)
-            .position(|(a, b)| a.len() != b.len() || !a.iter().zip(b).all(|(x, y)| close(x, y)))
-        {
-            _ if first.len() != again.len() => Some(format!(
-                "{} rows, the first repetition had {}",
-                again.len(),
-                first.len()
-            )),
-            Some(i) => Some(format!(
-                "row {i} is {:?} where the first repetition had {:?}",
-                again[i], first[i]
-            )),
-            None => None,
-        }
-    } else {
-        same_rows(again, first).err()
-    };
-    match differs {
-        Some(why) => Err(FrameError::InvalidRequest(format!(
-            "a repetition of the {what} gave a different result from the first: {why}"
-        ))),
-        None => Ok(()),
-    }
 }
 
 fn wrong(what: &str, why: String) -> FrameError {

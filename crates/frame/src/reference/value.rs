@@ -47,7 +47,7 @@ impl Value {
     }
 
     /// The canonical form of a number (no trailing decimal zeros).
-    fn canonical(&self) -> Self {
+    pub(crate) fn canonical(&self) -> Self {
         match *self {
             Value::Number {
                 mut unscaled,

@@ -299,32 +299,29 @@ mod tests {
         (source, batches.remove(0))
     }
 
+    fn types_of(batch: &RecordBatch) -> Vec<arrow_schema::DataType> {
+        let schema = batch.schema();
+        schema
+            .fields()
+            .iter()
+            .map(|f| f.data_type().clone())
+            .collect()
+    }
+
     #[test]
     fn integer_decimals_are_read_narrow_only_when_asked() {
         use arrow_schema::DataType::{Decimal128, Decimal32, Decimal64};
         let (file, expected) = decimals_file();
         let (source, wide) = read(&file, false);
-        let types: Vec<_> = wide
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.data_type().clone())
-            .collect();
         assert_eq!(
-            types,
+            types_of(&wide),
             vec![Decimal128(7, 2), Decimal128(15, 2), Decimal128(30, 2)]
         );
         assert_eq!(source.declared_schema(), wide.schema());
 
         let (source, narrow) = read(&file, true);
-        let types: Vec<_> = narrow
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.data_type().clone())
-            .collect();
         assert_eq!(
-            types,
+            types_of(&narrow),
             vec![Decimal32(7, 2), Decimal64(15, 2), Decimal128(30, 2)]
         );
         // The declared schema is still the file's own.
