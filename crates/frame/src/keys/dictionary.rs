@@ -39,6 +39,7 @@ use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
 use crate::keys::key_table::KeyTable;
+use crate::keys::stored::StoredKeys;
 use crate::keys::PartCodes;
 use crate::table::{part_of, row_of, row_ref, RowRef};
 
@@ -470,6 +471,11 @@ impl Dictionary {
     fn locate(&self, code: u64) -> (usize, usize) {
         let p = self.offsets.partition_point(|&o| o <= code) - 1;
         (p, (code - self.offsets[p]) as usize)
+    }
+
+    /// Its keys as copies in code order, the hash tables dropped.
+    pub(crate) fn into_stored(self) -> StoredKeys {
+        StoredKeys::new(self.tables.into_iter().map(KeyTable::into_stored).collect())
     }
 
     /// A row holding the key of `code`.

@@ -48,20 +48,25 @@ impl std::fmt::Debug for GroupKeys {
 impl GroupKeys {
     /// Codes the key `columns` of `table`.
     pub fn encode(pool: &Pool, table: &Table, columns: &[usize]) -> Result<Self> {
-        let coded: Vec<ColumnCodes> = match columns {
+        let mut coded: Vec<ColumnCodes> = match columns {
             [single] => vec![group_column_codes(pool, table, *single)?],
             _ => columns
                 .iter()
                 .map(|&c| column_codes(pool, table, c, false))
                 .collect::<Result<_>>()?,
         };
-        if let [single] = coded.as_slice() {
+        if coded.len() == 1 {
+            let Some(single) = coded.pop() else {
+                return Err(crate::error::FrameError::InvalidRequest(
+                    "a group key without codes".into(),
+                ));
+            };
             return Ok(GroupKeys {
-                parts: single.parts.clone(),
+                parts: single.parts,
                 encoding: single.encoding,
                 max_code: single.span,
                 columns: columns.to_vec(),
-                layout: Layout::Single(single.meaning.clone()),
+                layout: Layout::Single(single.meaning),
             });
         }
         let shapes: Vec<(usize, usize)> = table
@@ -186,5 +191,6 @@ pub(crate) fn decode_column(
                 .collect();
             gather(table, column, &rows)
         }
+        Meaning::Stored { keys } => keys.column(codes, table.schema().field(column).data_type()),
     }
 }

@@ -9,6 +9,7 @@
 //! never merges two keys. It does not hash (callers pass the hash) and
 //! does not shrink.
 
+use crate::keys::stored::StoredPartition;
 use crate::table::RowRef;
 
 /// A dictionary entry: a key's full hash, where its bytes are in the
@@ -84,6 +85,13 @@ impl KeyTable {
             }
             at = (at + 1) & mask;
         }
+    }
+
+    /// The keys' bytes and where each ends, in entry order, without the
+    /// hash slots.
+    pub(crate) fn into_stored(self) -> StoredPartition {
+        let KeyTable { entries, arena, .. } = self;
+        StoredPartition::new(entries.iter().map(|e| e.start + e.len).collect(), arena)
     }
 
     /// The entry of `key`, inserted (with `representative`) if new.

@@ -37,6 +37,7 @@ pub(crate) mod dictionary;
 pub(crate) mod family;
 pub(crate) mod key_table;
 pub(crate) mod numbers;
+pub(crate) mod stored;
 
 use arrow_buffer::ScalarBuffer;
 use serde::Serialize;
@@ -47,6 +48,7 @@ use crate::error::{FrameError, Result};
 use crate::keys::bytes::{ColumnBytes, FixedRows};
 use crate::keys::dictionary::Dictionary;
 use crate::keys::family::{family_of, Family};
+use crate::keys::stored::StoredKeys;
 use crate::table::{RowRef, Table};
 
 /// One part's codes: `codes[row]`, meaningless for the rows listed (sorted)
@@ -138,6 +140,9 @@ pub(crate) enum Meaning {
     Offset { lo: i128, multiplier: i128 },
     /// `representatives[code]` is a row holding the value.
     Rows { representatives: Vec<RowRef> },
+    /// The code is a dictionary code of a string or binary column whose
+    /// keys `keys` holds.
+    Stored { keys: std::sync::Arc<StoredKeys> },
 }
 
 /// One column's codes, all in `0..=span`.
@@ -176,7 +181,8 @@ pub(crate) fn column_codes(
     let family = key_family(table, column)?;
     if let Family::Bytes { .. } = family {
         let keys = ColumnBytes::new(table, column)?;
-        return dictionary_codes(pool, &keys, ranked);
+        let stored = !ranked && StoredKeys::decodes(table.schema().field(column).data_type());
+        return dictionary_codes(pool, &keys, ranked, stored);
     }
     let Some((lo, hi)) = numbers::range(pool, table, column, family)? else {
         // No values at all: every row is null.
@@ -210,7 +216,7 @@ pub(crate) fn column_codes(
         });
     }
     let wide = wide_rows(pool, table, column, family)?;
-    dictionary_codes(pool, &wide, ranked)
+    dictionary_codes(pool, &wide, ranked, false)
 }
 
 /// Key columns whose range spans at most this many values get dense
@@ -290,9 +296,20 @@ fn dictionary_codes(
     pool: &Pool,
     keys: &dyn dictionary::ByteKeys,
     ranked: bool,
+    stored: bool,
 ) -> Result<ColumnCodes> {
     let (dictionary, mut parts) = Dictionary::build(pool, keys)?;
     let distinct = dictionary.len();
+    if stored {
+        return Ok(ColumnCodes {
+            parts,
+            span: distinct.saturating_sub(1),
+            meaning: Meaning::Stored {
+                keys: std::sync::Arc::new(dictionary.into_stored()),
+            },
+            encoding: KeyEncoding::Dictionary { distinct },
+        });
+    }
     let mut representatives: Vec<RowRef> = (0..distinct)
         .map(|c| dictionary.representative(c))
         .collect();
