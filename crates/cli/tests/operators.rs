@@ -8,7 +8,7 @@ use numakit_frame::reference::{Row, Value};
 use numakit_io::{Column, Table};
 
 mod command;
-use command::{assert_error, json_of};
+use command::{assert_error, assert_usage_error, json_of};
 
 fn p(path: &Path) -> &str {
     path.to_str().expect("utf-8 temp path")
@@ -197,6 +197,75 @@ fn aggregate_and_sort_read_and_write_files() {
     assert_eq!(names, ["v", "g"], "names kept");
     let v: Vec<Value> = rows.iter().map(|r| r[0].clone()).collect();
     assert_eq!(v, [i64::MIN, -6, 1, 2, 3, i64::MAX].map(int).to_vec());
+}
+
+/// The codec of every column chunk of a Parquet file.
+fn parquet_codecs(path: &Path) -> Vec<String> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let metadata = reader.metadata();
+    metadata
+        .row_groups()
+        .iter()
+        .flat_map(|g| g.columns().iter().map(|c| c.compression().to_string()))
+        .collect()
+}
+
+#[test]
+fn parquet_results_are_compressed_as_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("t.arrow");
+    let t = Table::new(vec![
+        Column::signed("g", (0..1000).map(|i| i % 7).collect()),
+        Column::signed("v", (0..1000).collect()),
+    ]);
+    numakit_io::write(&input, &t, None).unwrap();
+    let out = dir.path().join("out.parquet");
+    let mut sizes = Vec::new();
+    for (given, codec) in [
+        (None, "ZSTD"),
+        (Some("snappy"), "SNAPPY"),
+        (Some("none"), "UNCOMPRESSED"),
+    ] {
+        for command in [
+            &["sort", "--key", "v"][..],
+            &["aggregate", "--key", "g", "--value", "v"][..],
+        ] {
+            let mut args = command.to_vec();
+            args.extend(["--json", "--quiet", "--input", p(&input), "--out", p(&out)]);
+            if let Some(given) = given {
+                args.extend(["--compression", given]);
+            }
+            json_of(&args);
+            let codecs = parquet_codecs(&out);
+            assert!(!codecs.is_empty());
+            assert!(
+                codecs.iter().all(|c| c.starts_with(codec)),
+                "{args:?}: {codecs:?}"
+            );
+            if command[0] == "sort" {
+                sizes.push(std::fs::metadata(&out).unwrap().len());
+            }
+        }
+    }
+    assert!(
+        sizes[2] > sizes[0],
+        "uncompressed {} vs zstd {}",
+        sizes[2],
+        sizes[0]
+    );
+    assert_usage_error(
+        &[
+            "sort",
+            "--input",
+            p(&input),
+            "--key",
+            "v",
+            "--compression",
+            "gzip",
+        ],
+        "zstd, snappy, none",
+    );
 }
 
 #[test]

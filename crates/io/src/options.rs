@@ -55,6 +55,22 @@ pub enum ParquetCompression {
     None,
 }
 
+impl std::str::FromStr for ParquetCompression {
+    type Err = IoError;
+
+    /// `zstd`, `snappy` or `none` (also `uncompressed`), case-insensitively.
+    fn from_str(name: &str) -> std::result::Result<Self, IoError> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "zstd" | "zstandard" => Ok(ParquetCompression::Zstd),
+            "snappy" => Ok(ParquetCompression::Snappy),
+            "none" | "uncompressed" => Ok(ParquetCompression::None),
+            _ => Err(IoError::InvalidOption(format!(
+                "`{name}` is not a Parquet compression (zstd, snappy, none)"
+            ))),
+        }
+    }
+}
+
 /// Options for [`read_with`](crate::read_with).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadOptions {
@@ -80,6 +96,27 @@ pub struct WriteOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compressions_are_named_as_users_write_them() {
+        assert_eq!(
+            "ZSTD".parse::<ParquetCompression>().unwrap(),
+            ParquetCompression::Zstd
+        );
+        assert_eq!(
+            " snappy".parse::<ParquetCompression>().unwrap(),
+            ParquetCompression::Snappy
+        );
+        assert_eq!(
+            "uncompressed".parse::<ParquetCompression>().unwrap(),
+            ParquetCompression::None
+        );
+        let refused = "gzip"
+            .parse::<ParquetCompression>()
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("zstd, snappy, none"), "{refused}");
+    }
 
     #[test]
     fn delimiters_that_clash_with_integers_are_refused() {

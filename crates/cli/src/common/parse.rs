@@ -65,6 +65,11 @@ pub fn table_format(text: &str) -> Result<numakit_io::Format, String> {
         .map_err(|_| format!("`{text}` is not a table format (csv, parquet, arrow)"))
 }
 
+/// A Parquet compression: zstd, snappy or none.
+pub fn parquet_compression(text: &str) -> Result<numakit_io::ParquetCompression, String> {
+    text.parse().map_err(|e: numakit_io::IoError| e.to_string())
+}
+
 /// One aggregate of an `--agg` list: `count` or FUNC:COLUMN (clap splits
 /// the list at commas).
 pub fn aggregate(text: &str) -> Result<numakit_frame::aggregate::Aggregate, String> {

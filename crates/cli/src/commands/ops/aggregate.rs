@@ -214,7 +214,7 @@ pub fn run(args: &AggregateArgs, mode: PlacementMode, json: bool, quiet: bool) -
         write_table(
             path,
             &groups_table(&result.sorted(), IntKind::Unsigned)?,
-            args.common.format,
+            &args.common.write_options(path),
         )?;
     }
     let seconds = reports

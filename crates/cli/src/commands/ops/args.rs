@@ -39,9 +39,28 @@ pub struct OpCommon {
     #[arg(long, value_name = "FORMAT", value_parser = crate::common::parse::table_format)]
     pub format: Option<numakit_io::Format>,
 
+    /// Compression of a Parquet --out: `zstd` (level 1: the smallest files,
+    /// as Polars writes them), `snappy` (DuckDB's, Spark's and pyarrow's
+    /// default: long strings write several times faster, files are larger)
+    /// or `none`. Other formats ignore it.
+    #[arg(long, default_value = "zstd", value_name = "CODEC", value_parser = crate::common::parse::parquet_compression)]
+    pub compression: numakit_io::ParquetCompression,
+
     /// Rows of a file input's result printed when there is no --out.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub show: usize,
+}
+
+impl OpCommon {
+    /// How `--out` at `path` is written: `--format` where its extension
+    /// says nothing, and `--compression`.
+    pub fn write_options(&self, path: &std::path::Path) -> numakit_io::WriteOptions {
+        numakit_io::WriteOptions {
+            format: crate::commands::ops::common::format_for(path, self.format),
+            parquet_compression: self.compression,
+            ..numakit_io::WriteOptions::default()
+        }
+    }
 }
 
 /// The options of `numakit join`.

@@ -134,8 +134,8 @@ pub fn relation_of(
 
 /// Writes `table` to `path` (format from the extension), never leaving a
 /// partial file behind.
-pub fn write_table(path: &Path, table: &Table, format: Option<Format>) -> Result<()> {
-    numakit_io::write(path, table, format_for(path, format))
+pub fn write_table(path: &Path, table: &Table, options: &numakit_io::WriteOptions) -> Result<()> {
+    numakit_io::write_with(path, table, options)
         .with_context(|| format!("writing {}", path.display()))
 }
 

@@ -224,7 +224,7 @@ pub fn run(args: &JoinArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
         algorithms,
     };
     if let Some(path) = &args.common.out {
-        write_result(path, &result, args.common.format)?;
+        write_result(path, &result, &args.common.write_options(path))?;
     }
     output::report(json, &report, || render(&report))?;
     Ok(())
@@ -348,7 +348,7 @@ fn verify(data: &Inputs, kind: JoinKind, output: JoinOutput, result: &JoinResult
 fn write_result(
     path: &std::path::Path,
     result: &JoinResult,
-    format: Option<numakit_io::Format>,
+    options: &numakit_io::WriteOptions,
 ) -> Result<()> {
     use std::sync::Arc;
 
@@ -364,16 +364,8 @@ fn write_result(
         ("left_payload", column(&|r| Some(r.left))),
         ("right_payload", column(&|r| r.right)),
     ])?;
-    numakit_io::write_batches(
-        path,
-        &batch.schema(),
-        &[batch],
-        &numakit_io::WriteOptions {
-            format: crate::commands::ops::common::format_for(path, format),
-            ..numakit_io::WriteOptions::default()
-        },
-    )
-    .with_context(|| format!("writing {}", path.display()))
+    numakit_io::write_batches(path, &batch.schema(), &[batch], options)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn render(r: &JoinReport) -> String {

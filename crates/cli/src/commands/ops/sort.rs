@@ -254,7 +254,11 @@ pub fn run(args: &SortArgs, mode: PlacementMode, json: bool, quiet: bool) -> Res
     let sorted = sorted.context("--reps must be at least 1")?;
     let verified = args.common.verify && verify(&input.data, &sorted)?;
     if let Some(path) = &args.common.out {
-        write_table(path, &sorted_table(&sorted, &input), args.common.format)?;
+        write_table(
+            path,
+            &sorted_table(&sorted, &input),
+            &args.common.write_options(path),
+        )?;
     }
     let row_bytes = if matches!(input.data, Data::Keys(_)) {
         8

@@ -84,7 +84,7 @@ pub fn run(pool: &Pool, path: &Path, args: &AggregateArgs, json: bool, quiet: bo
     )?;
     spinner.finish();
     if let Some(out) = &args.common.out {
-        write_result(out, &outcome.table, args.common.format)?;
+        write_result(out, &outcome.table, &args.common.write_options(out))?;
     }
     let times = outcome.runs.iter().map(|r| r.seconds).collect();
     let last = outcome

@@ -14,8 +14,7 @@ use serde::Serialize;
 
 use crate::commands::ops::args::JoinArgs;
 use crate::commands::ops::tables::{
-    describe_load, file_input, finish_file, head, phases_line, run_options, write_options,
-    RunFigures,
+    describe_load, file_input, finish_file, head, phases_line, run_options, RunFigures,
 };
 use crate::common::output;
 use crate::common::progress::Spinner;
@@ -94,7 +93,7 @@ pub fn run(
     // join never holds it whole).
     let mut file = match &args.common.out {
         Some(path) if !request.count_only => {
-            Some(FileSink::new(path, write_options(path, args.common.format)))
+            Some(FileSink::new(path, args.common.write_options(path)))
         }
         _ => None,
     };

@@ -57,14 +57,9 @@ pub fn file_input(path: &Path, threads: usize, format: Option<Format>) -> Result
 }
 
 /// Writes `result` to `path` (format from the extension), all or nothing.
-pub fn write_result(path: &Path, result: &Table, format: Option<Format>) -> Result<()> {
-    numakit_io::write_batches(
-        path,
-        result.schema(),
-        &result.batches(),
-        &write_options(path, format),
-    )
-    .with_context(|| format!("writing {}", path.display()))
+pub fn write_result(path: &Path, result: &Table, options: &WriteOptions) -> Result<()> {
+    numakit_io::write_batches(path, result.schema(), &result.batches(), options)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Completes a result written with `--out` (renames it into place) and
@@ -78,15 +73,6 @@ pub fn finish_file(file: Option<FileSink>) -> Result<Option<SchemaRef>> {
     file.finish()
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(schema)
-}
-
-/// How `--out` is written: the `--format` given where its extension says
-/// nothing.
-pub fn write_options(path: &Path, format: Option<Format>) -> WriteOptions {
-    WriteOptions {
-        format: format_for(path, format),
-        ..WriteOptions::default()
-    }
 }
 
 /// What every table command reports besides its operator's report.

@@ -14,8 +14,7 @@ use serde::Serialize;
 
 use crate::commands::ops::args::SortArgs;
 use crate::commands::ops::tables::{
-    describe_load, file_input, finish_file, head, phases_line, run_options, write_options,
-    RunFigures,
+    describe_load, file_input, finish_file, head, phases_line, run_options, RunFigures,
 };
 use crate::common::output;
 use crate::common::progress::Spinner;
@@ -88,7 +87,7 @@ pub fn run(pool: &Pool, path: &Path, args: &SortArgs, json: bool, quiet: bool) -
         .common
         .out
         .as_ref()
-        .map(|path| FileSink::new(path, write_options(path, args.common.format)));
+        .map(|path| FileSink::new(path, args.common.write_options(path)));
     let mut outcome = sort_input_into(
         pool,
         &input,
