@@ -676,24 +676,9 @@ fn one_value_path(
         cost_model: request.cost_model.clone(),
         ..AggOptions::new(request.method.unwrap_or(AggMethod::Auto))
     };
-    let result = kernels::aggregate(pool, &relation, &options, progress)?;
+    let mut result = kernels::aggregate(pool, &relation, &options, progress)?;
     drop(relation);
-    let mut groups: Vec<Groups> = result
-        .groups
-        .iter()
-        .map(|list| {
-            let counts: Vec<u64> = list.iter().map(|g| g.count).collect();
-            Groups {
-                codes: list.iter().map(|g| Some(g.key)).collect(),
-                rows: counts.clone(),
-                states: states_of(
-                    &kernels.unique,
-                    &counts,
-                    list.iter().map(|g| (g.sum, g.min, g.max)),
-                ),
-            }
-        })
-        .collect();
+    let mut groups = groups_of_lists(pool, std::mem::take(&mut result.groups), &kernels.unique)?;
     if keys.has_null_keys() {
         let (mut count, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
         for (p, part) in keys.parts.iter().enumerate() {
@@ -726,35 +711,62 @@ fn one_value_path(
     })
 }
 
-/// Kernel states from (sum, min, max) per group, all values present.
+/// The kernels' lists of groups as [`Groups`], one per list, converted on
+/// the pool and each list freed once converted.
+fn groups_of_lists(
+    pool: &Pool,
+    lists: Vec<Vec<kernels::Group>>,
+    specs: &[AggSpec],
+) -> Result<Vec<Groups>> {
+    let workers = pool.workers().max(1);
+    let cells: Vec<std::sync::Mutex<Vec<kernels::Group>>> =
+        lists.into_iter().map(std::sync::Mutex::new).collect();
+    crate::par::per_part(
+        pool,
+        cells.len(),
+        |i| i % workers,
+        |i| {
+            let list = cells[i]
+                .lock()
+                .map(|mut l| std::mem::take(&mut *l))
+                .unwrap_or_default();
+            let rows: Vec<u64> = list.iter().map(|g| g.count).collect();
+            let states = states_of(specs, &rows, list.iter().map(|g| (g.sum, g.min, g.max)));
+            Groups {
+                codes: list.iter().map(|g| Some(g.key)).collect(),
+                rows,
+                states,
+            }
+        },
+    )
+}
+
+/// Kernel states from (sum, min, max) per group, all values present: only
+/// those `specs` ask for.
 fn states_of(
     specs: &[AggSpec],
     counts: &[u64],
-    aggregates: impl Iterator<Item = (i128, i64, i64)>,
+    aggregates: impl Iterator<Item = (i128, i64, i64)> + Clone,
 ) -> Vec<State> {
-    let (mut sums, mut mins, mut maxs) = (Vec::new(), Vec::new(), Vec::new());
-    for (s, lo, hi) in aggregates {
-        sums.push(s);
-        mins.push(i128::from(lo));
-        maxs.push(i128::from(hi));
-    }
+    let n = counts.len();
     specs
         .iter()
         .map(|spec| {
-            let nulls = vec![0; counts.len()];
+            let nulls = vec![0; n];
+            let aggregates = aggregates.clone();
             match spec.func {
                 Func::Count => State::Count { nulls },
                 Func::Sum => State::SumInt {
-                    sum: sums.clone(),
-                    carry: vec![0; nulls.len()],
+                    sum: aggregates.map(|(s, _, _)| s).collect(),
+                    carry: vec![0; n],
                     nulls,
                 },
                 Func::Min => State::MinInt {
-                    v: mins.clone(),
+                    v: aggregates.map(|(_, lo, _)| i128::from(lo)).collect(),
                     nulls,
                 },
                 Func::Max => State::MaxInt {
-                    v: maxs.clone(),
+                    v: aggregates.map(|(_, _, hi)| i128::from(hi)).collect(),
                     nulls,
                 },
             }
