@@ -202,6 +202,27 @@ mod tests {
         assert!(row_groups(&[]).is_empty());
     }
 
+    /// Every row group holds at most [`ROW_GROUP_ROWS`] rows, all are full
+    /// but the last wave's, whose groups are of equal size (within a row)
+    /// and a multiple of the threads.
+    fn assert_row_groups(metadata: &parquet::file::metadata::ParquetMetaData, rows: usize) {
+        let sizes: Vec<usize> = metadata
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows() as usize)
+            .collect();
+        assert_eq!(sizes.iter().sum::<usize>(), rows);
+        let full = sizes.iter().take_while(|&&s| s == ROW_GROUP_ROWS).count();
+        let last = &sizes[full..];
+        let threads = encoding_threads();
+        assert_eq!(full % threads, 0, "{sizes:?}");
+        assert!(!last.is_empty() && last.len() % threads == 0, "{sizes:?}");
+        let (lo, hi) = (last.iter().min().unwrap(), last.iter().max().unwrap());
+        assert!(hi - lo <= 1 || (last.len() == 1), "{sizes:?}");
+        assert!(*hi <= ROW_GROUP_ROWS, "{sizes:?}");
+        assert!(last.len() < (rows - full * ROW_GROUP_ROWS).div_ceil(ROW_GROUP_ROWS) + threads);
+    }
+
     #[test]
     fn several_waves_of_row_groups_are_written_in_order() {
         let schema = id_and_name();
@@ -214,10 +235,7 @@ mod tests {
         ];
         write_batches(&path, &schema, &batches, &WriteOptions::default()).unwrap();
         let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
-        assert_eq!(
-            reader.metadata().num_row_groups(),
-            (rows as usize).div_ceil(ROW_GROUP_ROWS)
-        );
+        assert_row_groups(reader.metadata(), rows as usize);
         let mut next = 0i64;
         for read in reader.build().unwrap() {
             let read = read.unwrap();
@@ -261,10 +279,7 @@ mod tests {
         }
         writer.finish().unwrap();
         let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
-        assert_eq!(
-            reader.metadata().num_row_groups(),
-            (rows as usize).div_ceil(ROW_GROUP_ROWS)
-        );
+        assert_row_groups(reader.metadata(), rows as usize);
         let mut next = 0i64;
         for read in reader.build().unwrap() {
             let read = read.unwrap();

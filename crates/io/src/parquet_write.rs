@@ -89,7 +89,11 @@ impl ParquetSink {
 
     /// Encodes what is left and closes the file.
     pub(crate) fn finish(mut self) -> Result<(), ParquetError> {
-        let groups = row_groups(&std::mem::take(&mut self.pending));
+        let groups = last_row_groups(
+            &std::mem::take(&mut self.pending),
+            self.pending_rows,
+            self.threads,
+        );
         for wave in groups.chunks(self.threads) {
             self.encode_wave(wave)?;
         }
@@ -183,17 +187,41 @@ fn leaves_of(
 /// The rows of `batches` in row groups of [`ROW_GROUP_ROWS`] rows (the
 /// last one fewer), larger batches sliced (without copying).
 pub(crate) fn row_groups(batches: &[RecordBatch]) -> Vec<Vec<RecordBatch>> {
+    row_groups_of(batches, ROW_GROUP_ROWS)
+}
+
+/// The last rows of a file, less than a wave, need not fill their row
+/// groups; at least this many go to each thread before they are split.
+const LEAST_SPLIT_ROWS: usize = 1 << 16;
+
+/// The `rows` rows of `batches`, the last of a file, in row groups of
+/// equal size, as few as [`ROW_GROUP_ROWS`] allows but a multiple of
+/// `threads`, so that the last wave keeps every thread busy (a 1.2M-row
+/// rest is two groups of 600K rows, not 1M and 200K).
+fn last_row_groups(batches: &[RecordBatch], rows: usize, threads: usize) -> Vec<Vec<RecordBatch>> {
+    let fewest = rows.div_ceil(ROW_GROUP_ROWS);
+    let groups = if rows >= threads * LEAST_SPLIT_ROWS {
+        fewest.next_multiple_of(threads.max(1))
+    } else {
+        fewest
+    };
+    row_groups_of(batches, rows.div_ceil(groups.max(1)).max(1))
+}
+
+/// The rows of `batches` in row groups of `size` rows (the last one
+/// fewer), larger batches sliced (without copying).
+fn row_groups_of(batches: &[RecordBatch], size: usize) -> Vec<Vec<RecordBatch>> {
     let mut groups = Vec::new();
     let mut group: Vec<RecordBatch> = Vec::new();
     let mut rows = 0;
     for batch in batches {
         let mut at = 0;
         while at < batch.num_rows() {
-            let take = (ROW_GROUP_ROWS - rows).min(batch.num_rows() - at);
+            let take = (size - rows).min(batch.num_rows() - at);
             group.push(batch.slice(at, take));
             at += take;
             rows += take;
-            if rows == ROW_GROUP_ROWS {
+            if rows == size {
                 groups.push(std::mem::take(&mut group));
                 rows = 0;
             }
