@@ -115,6 +115,14 @@ impl RawRows {
         self.rows.len()
     }
 
+    /// Room for `rows` more rows of keys of about `key_bytes` bytes each.
+    fn reserve(&mut self, rows: usize, key_bytes: usize) {
+        self.rows.reserve(rows);
+        self.hashes.reserve(rows);
+        self.ends.reserve(rows);
+        self.bytes.reserve(rows * key_bytes);
+    }
+
     /// Every row with its hash and key, in order.
     fn iter(&self) -> impl Iterator<Item = (RowRef, u64, &[u8])> + '_ {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
@@ -205,7 +213,9 @@ fn local_dictionaries(pool: &Pool, keys: &dyn ByteKeys, bits: u32) -> Result<Vec
         };
         let mut own_table = true;
         let mut rows = Vec::new();
-        for part in (0..keys.parts()).filter(|&p| keys.worker(p) % workers == ctx.index) {
+        let mine = |p: &usize| keys.worker(*p) % workers == ctx.index;
+        let mut rows_left: usize = (0..keys.parts()).filter(mine).map(|p| keys.rows(p)).sum();
+        for part in (0..keys.parts()).filter(mine) {
             let by_values = keys.number_by_values(part, &mut |key, rep| {
                 table.insert(hash_of(SEED, key), key, rep)
             });
@@ -222,6 +232,16 @@ fn local_dictionaries(pool: &Pool, keys: &dyn ByteKeys, bits: u32) -> Result<Vec
                     if own_table {
                         let number = table.insert(hash, key, row_ref(part, row));
                         own_table = judge.still_pays(table.len());
+                        if !own_table {
+                            // The rest is listed raw: room for it at once,
+                            // rather than growing (and copying) every list.
+                            let left = rows_left.saturating_sub(row + 1);
+                            let per_partition = left / raw.len() + left / raw.len() / 8 + 16;
+                            let key_bytes = table.key_bytes().div_ceil(table.len().max(1));
+                            for r in &mut raw {
+                                r.reserve(per_partition, key_bytes);
+                            }
+                        }
                         number
                     } else {
                         raw[partition_of(hash, bits)].push(row_ref(part, row), hash, key);
@@ -229,6 +249,7 @@ fn local_dictionaries(pool: &Pool, keys: &dyn ByteKeys, bits: u32) -> Result<Vec
                     }
                 })
                 .collect();
+            rows_left = rows_left.saturating_sub(keys.rows(part));
             rows.push((part, numbers));
         }
         let mut by_partition = vec![Vec::new(); 1 << bits];

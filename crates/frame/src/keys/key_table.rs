@@ -47,6 +47,11 @@ impl KeyTable {
         self.entries.len()
     }
 
+    /// Bytes of all its keys together.
+    pub(crate) fn key_bytes(&self) -> usize {
+        self.arena.len()
+    }
+
     pub(crate) fn key(&self, index: usize) -> &[u8] {
         let e = &self.entries[index];
         &self.arena[e.start..e.start + e.len]
