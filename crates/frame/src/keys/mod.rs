@@ -15,7 +15,9 @@
 //!   exact [`dictionary`]: hashed, but every hash match is confirmed by
 //!   comparing the real keys, so a collision costs a comparison and never
 //!   merges two keys. Sorting needs order, so sort keys use the dictionary's
-//!   ranks (its keys in byte order).
+//!   ranks (its keys in byte order). A group-by's string or binary key
+//!   comes back from the dictionary's own copies of its keys ([`stored`]),
+//!   read in code order rather than gathered by row from the input.
 //!
 //! A composite key packs its columns' codes into one word, first column in
 //! the high bits, when their widths add up to at most 64 bits (the common
