@@ -51,18 +51,6 @@ pub struct OpCommon {
     pub show: usize,
 }
 
-impl OpCommon {
-    /// How `--out` at `path` is written: `--format` where its extension
-    /// says nothing, and `--compression`.
-    pub fn write_options(&self, path: &std::path::Path) -> numakit_io::WriteOptions {
-        numakit_io::WriteOptions {
-            format: crate::commands::ops::common::format_for(path, self.format),
-            parquet_compression: self.compression,
-            ..numakit_io::WriteOptions::default()
-        }
-    }
-}
-
 /// The options of `numakit join`.
 #[derive(Debug, Args)]
 pub struct JoinArgs {

@@ -139,6 +139,18 @@ pub fn write_table(path: &Path, table: &Table, options: &numakit_io::WriteOption
         .with_context(|| format!("writing {}", path.display()))
 }
 
+impl OpCommon {
+    /// How `--out` at `path` is written: `--format` where its extension
+    /// says nothing, and `--compression`.
+    pub fn write_options(&self, path: &Path) -> numakit_io::WriteOptions {
+        numakit_io::WriteOptions {
+            format: format_for(path, self.format),
+            parquet_compression: self.compression,
+            ..numakit_io::WriteOptions::default()
+        }
+    }
+}
+
 /// The `--format` given, for a `path` whose extension names no format;
 /// `None` (the extension decides) otherwise.
 pub fn format_for(path: &Path, given: Option<Format>) -> Option<Format> {
