@@ -48,27 +48,25 @@ impl std::fmt::Debug for GroupKeys {
 impl GroupKeys {
     /// Codes the key `columns` of `table`.
     pub fn encode(pool: &Pool, table: &Table, columns: &[usize]) -> Result<Self> {
-        let mut coded: Vec<ColumnCodes> = match columns {
+        let coded: Vec<ColumnCodes> = match columns {
             [single] => vec![group_column_codes(pool, table, *single)?],
             _ => columns
                 .iter()
                 .map(|&c| column_codes(pool, table, c, false))
                 .collect::<Result<_>>()?,
         };
-        if coded.len() == 1 {
-            let Some(single) = coded.pop() else {
-                return Err(crate::error::FrameError::InvalidRequest(
-                    "a group key without codes".into(),
-                ));
-            };
-            return Ok(GroupKeys {
-                parts: single.parts,
-                encoding: single.encoding,
-                max_code: single.span,
-                columns: columns.to_vec(),
-                layout: Layout::Single(single.meaning),
-            });
-        }
+        let coded = match <[ColumnCodes; 1]>::try_from(coded) {
+            Ok([single]) => {
+                return Ok(GroupKeys {
+                    parts: single.parts,
+                    encoding: single.encoding,
+                    max_code: single.span,
+                    columns: columns.to_vec(),
+                    layout: Layout::Single(single.meaning),
+                })
+            }
+            Err(several) => several,
+        };
         let shapes: Vec<(usize, usize)> = table
             .parts()
             .iter()
