@@ -107,19 +107,21 @@ fn create_temporary_beside(path: &Path) -> Result<(PathBuf, File)> {
             std::process::id(),
             serial,
         ));
+        // Registered before it exists, so that a signal between the two
+        // never leaves it behind (removing a name not yet there is harmless).
+        temporaries::register(&temporary);
         match OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temporary)
         {
-            Ok(file) => {
-                temporaries::register(&temporary);
-                return Ok((temporary, file));
-            }
+            Ok(file) => return Ok((temporary, file)),
             Err(error) if error.kind() == ErrorKind::AlreadyExists && attempts < 100 => {
+                temporaries::forget(&temporary);
                 attempts += 1;
             }
             Err(source) => {
+                temporaries::forget(&temporary);
                 return Err(IoError::file("create a temporary file for", path, source));
             }
         }
