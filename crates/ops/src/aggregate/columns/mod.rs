@@ -333,7 +333,19 @@ impl Partial {
     /// Merges group `g` of `other` (the same aggregates, codes meaning the
     /// same) into the group of its code here.
     pub fn merge_group(&mut self, other: &Partial, g: usize, specs: &[AggSpec]) -> Result<()> {
-        let to = self.index.group(other.index.code(g)) as usize;
+        self.merge_group_as(other.index.code(g), other, g, specs)
+    }
+
+    /// Merges group `g` of `other` (the same aggregates, its codes meaning
+    /// something else) into the group of `code` here.
+    pub fn merge_group_as(
+        &mut self,
+        code: Option<u64>,
+        other: &Partial,
+        g: usize,
+        specs: &[AggSpec],
+    ) -> Result<()> {
+        let to = self.index.group(code) as usize;
         if self.groups.rows.len() <= to {
             self.groups
                 .grow((to + 1).max(self.groups.rows.len() * 2).max(16));
