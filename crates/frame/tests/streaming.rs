@@ -1,9 +1,10 @@
 //! Group-bys of files run while the file is read (the streaming path):
 //! several units per worker, keys of several kinds with nulls, checked
 //! against the plain reference; many groups of one integer key streamed
-//! in partitions; and the fall-back to reading the file whole when the
-//! groups of other keys grow as fast as the rows, and of tables in memory
-//! when a worker's groups outgrow its share of the cache.
+//! in partitions, and of one string key filed by key hash; and the
+//! fall-back to reading the file whole when the groups of composite keys
+//! grow as fast as the rows, and of tables in memory when a worker's
+//! groups outgrow its share of the cache.
 
 use std::sync::Arc;
 
@@ -117,7 +118,7 @@ fn streamed_group_bys_agree_with_the_reference() {
 }
 
 #[test]
-fn many_groups_of_an_integer_key_stream_in_partitions_and_others_read_the_file_whole() {
+fn many_groups_of_one_key_stream_in_partitions_and_composite_keys_read_the_file_whole() {
     let file = csv(300_000, 300_000);
     let options = SourceOptions {
         csv_unit_bytes: 1 << 16,
@@ -127,10 +128,12 @@ fn many_groups_of_an_integer_key_stream_in_partitions_and_others_read_the_file_w
     for threads in [1, 2] {
         let pool = pool(threads);
         // A unique key, and a key with nulls: values with nulls, floats
-        // and dates travel through the partitions' buffers.
+        // and dates travel through the partitions' buffers. A string key
+        // (with nulls) files its rows by key hash.
         let cases = [
             (["row"], "count,sum:qty,avg:price,min:day,max:qty,count:qty"),
             (["qty"], "count,sum:row,min:price,max:day"),
+            (["name"], "count,sum:qty,avg:price,max:day,count:qty"),
         ];
         for (keys, aggs) in cases.into_iter().skip(2 - threads) {
             let outcome = verified(&pool, &input, &keys, aggs);
@@ -140,8 +143,34 @@ fn many_groups_of_an_integer_key_stream_in_partitions_and_others_read_the_file_w
             assert_eq!(report.input_rows, 300_000);
         }
     }
-    let outcome = verified(&pool(2), &input, &["name"], "count,sum:qty");
+    let outcome = verified(&pool(2), &input, &["name", "id"], "count,sum:qty");
     assert_ne!(path(&outcome), AggregatePath::Streaming);
+}
+
+#[test]
+fn string_keys_seen_before_and_after_filing_make_one_group() {
+    // Every key comes back three times, a third of the file apart: its
+    // first rows are aggregated in a worker's table before the worker
+    // starts filing rows by key hash, its later ones are filed.
+    let file = csv(360_000, 120_000);
+    let options = SourceOptions {
+        csv_unit_bytes: 1 << 16,
+        ..SourceOptions::default()
+    };
+    let input = Input::file(file.path(), &options).unwrap();
+    for threads in [1, 2] {
+        let outcome = verified(
+            &pool(threads),
+            &input,
+            &["name"],
+            "count,sum:qty,min:qty,max:price,count:qty",
+        );
+        let report = outcome.runs.last().unwrap();
+        assert_eq!(report.method, AggMethod::Partitioned, "{threads} threads");
+        assert!(report.reason.contains("filed"), "{}", report.reason);
+        // 120K names and the null group.
+        assert_eq!(outcome.table.rows(), 120_001);
+    }
 }
 
 #[test]

@@ -476,9 +476,9 @@ fn streamable(request: &AggregateRequest, plan: &AggregatePlan, schema: &Schema)
 
 /// The groups of `feed` through the streaming engine: the groups, their
 /// key columns (per output) and the rows read; `None` when it gave up.
-/// The last item is the partitions per worker, when workers split their
-/// groups.
-type StreamedGroups = (Vec<Groups>, Vec<Vec<ArrayRef>>, u64, Option<usize>);
+/// The last item is how the groups were split into partitions, if they
+/// were.
+type StreamedGroups = (Vec<Groups>, Vec<Vec<ArrayRef>>, u64, Option<stream::Split>);
 
 fn streamed(
     pool: &Pool,
@@ -500,8 +500,8 @@ fn streamed(
             groups,
             keys,
             rows,
-            partitions,
-        } => Some((groups, keys, rows, partitions)),
+            split,
+        } => Some((groups, keys, rows, split)),
         stream::Streamed::TooManyGroups => None,
     })
 }
@@ -585,8 +585,7 @@ fn stream_input(
             source,
             projection: &projection,
         };
-        let Some((groups, keys, rows, partitions)) =
-            streamed(pool, &feed, plan, &kernels, request)?
+        let Some((groups, keys, rows, split)) = streamed(pool, &feed, plan, &kernels, request)?
         else {
             return Ok(None);
         };
@@ -598,11 +597,11 @@ fn stream_input(
             groups: table.rows() as u64,
             key_encoding: KeyEncoding::PerWorker { columns: plan.keys },
             path: AggregatePath::Streaming,
-            method: match partitions {
+            method: match split {
                 Some(_) => AggMethod::Partitioned,
                 None => AggMethod::Local,
             },
-            reason: streaming_reason(partitions),
+            reason: streaming_reason(split),
             estimated_groups: None,
             direct_index: Some(false),
             phases,
@@ -623,15 +622,21 @@ fn stream_input(
 }
 
 /// Why the streaming engine ran as it did.
-fn streaming_reason(partitions: Option<usize>) -> String {
-    match partitions {
+fn streaming_reason(split: Option<stream::Split>) -> String {
+    match split {
         None => "every worker aggregates the batches it decodes into its own groups, which \
                  then merge by key; the file is never held whole"
             .into(),
-        Some(p) => format!(
+        Some(stream::Split::Owners(p)) => format!(
             "every worker aggregates the batches it decodes; once its groups outgrew its cache it \
              sent its rows, a buffer at a time, to {p} partitions by key hash, each owned by one \
              worker, so every group is held once; the file is never held whole"
+        ),
+        Some(stream::Split::Filed(p)) => format!(
+            "every worker numbers the string keys it decodes; once they were nearly all new it \
+             filed its rows (key bytes and values) into {p} partitions by key hash, and each \
+             partition was then numbered and aggregated on its own; neither the file nor a table \
+             of every key is held whole"
         ),
     }
 }

@@ -71,6 +71,14 @@ impl Coder {
         }
     }
 
+    /// The string or binary key numbered `code` (`None` for other coders).
+    pub(super) fn key(&self, code: u64) -> Option<&[u8]> {
+        match self {
+            Coder::Bytes(table) => Some(table.key(code as usize)),
+            _ => None,
+        }
+    }
+
     /// The canonical bytes of code `code` (appended to `out`).
     pub(super) fn canonical(&self, code: u64, out: &mut Vec<u8>) {
         match self {

@@ -21,11 +21,14 @@
 //! whose codes mean the same on every worker, the worker then sends its
 //! rows on, in buffers, to partitions by key hash, each owned by one worker
 //! (`numakit_ops::aggregate::columns::radix`): every group is held once,
-//! by its owner, and there is no merge of every group or canonical bytes. Other keys give up
-//! once groups grow nearly as fast as rows, and the caller reads the file
-//! whole instead (the operators' partitioned methods then handle the many
-//! groups better); a table already in memory gives up as soon as a
-//! worker's groups outgrow its share of the cache. Workers look every
+//! by its owner, and there is no merge of every group or canonical bytes.
+//! One string or binary key, read from a file, files its rows by key hash
+//! instead once groups grow nearly as fast as rows, and each partition is
+//! numbered and aggregated on its own at the end (`byte_partitions`).
+//! Other keys give up then, and the caller reads the file whole instead
+//! (the operators' partitioned methods then handle the many groups
+//! better); a table already in memory gives up as soon as a worker's
+//! groups outgrow its share of the cache. Workers look every
 //! [`SLICE_ROWS`] rows, so giving up wastes little.
 //! MIN and MAX of strings need the order of every value in the input, so
 //! they are not streamed.
@@ -37,7 +40,6 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
 
-use numakit_io::{Projection, Source};
 use numakit_ops::aggregate::columns::{
     self, AggSpec, Groups, Partial, RadixShared, RadixWorker, Segment, ValueColumn,
 };
@@ -51,12 +53,15 @@ use crate::keys::key_table::KeyTable;
 use crate::keys::PartCodes;
 use crate::memory::MemoryLimit;
 use crate::request::aggregate::spec::{value_type, ValueType};
-use crate::table::Table;
 
+mod byte_partitions;
 mod coder;
 mod decode;
+mod feed;
+use byte_partitions::{BytePartitions, Earlier};
 use coder::Coder;
 use decode::{decode_codes, decode_keys};
+pub(crate) use feed::Feed;
 
 /// A worker gives up streaming once it has this many groups (more than
 /// its share of the cache holds)...
@@ -79,10 +84,21 @@ pub(crate) enum Streamed {
         /// The key columns of the groups of each output, in order.
         keys: Vec<Vec<ArrayRef>>,
         rows: u64,
-        /// The partitions per worker, when workers split their groups.
-        partitions: Option<usize>,
+        /// How the groups were split into partitions, if they were.
+        split: Option<Split>,
     },
     TooManyGroups,
+}
+
+/// How a streamed group-by split its groups into partitions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Split {
+    /// Rows went, a buffer at a time, to this many partitions, each owned
+    /// and aggregated by one worker as they came (integer and float keys).
+    Owners(usize),
+    /// Rows were filed into this many partitions by key hash, each numbered
+    /// and aggregated on its own once the file was read (string keys).
+    Filed(usize),
 }
 
 /// One worker's streaming state.
@@ -96,6 +112,9 @@ struct Worker {
     /// Once the groups outgrew the cache: the rows since then go to the
     /// partitions' owners through this (`partial` keeps the earlier ones).
     radix: Option<RadixWorker>,
+    /// Once one string key's groups grew nearly as fast as rows: the rows
+    /// since then, filed by key hash (`partial` keeps the earlier ones).
+    filed: Option<BytePartitions>,
     /// One integer key: its direct window.
     window: KeyWindow,
     rows: usize,
@@ -122,6 +141,7 @@ impl Worker {
             coders,
             partial,
             radix: None,
+            filed: None,
             rows: 0,
         }
     }
@@ -173,6 +193,18 @@ impl Worker {
         specs: &[AggSpec],
         shared: &RadixShared,
     ) -> Result<()> {
+        if let Some(filed) = &mut self.filed {
+            let lanes: Vec<(LaneKind, PartLane)> = (keys..batch.num_columns())
+                .map(|c| lane_of(batch.column(c)))
+                .collect::<Result<_>>()?;
+            let columns: Vec<ValueColumn<'_>> = lanes
+                .iter()
+                .map(|(kind, lane)| lane.column(*kind))
+                .collect();
+            filed.add(batch.column(0), &columns)?;
+            self.rows += batch.num_rows();
+            return Ok(());
+        }
         let codes = self.group_codes(batch, keys)?;
         let codes = self.window.fit(&mut self.partial, codes, specs);
         let lanes: Vec<(LaneKind, PartLane)> = (keys..batch.num_columns())
@@ -199,11 +231,22 @@ impl Worker {
     /// merge here copies every group's key; with about as many groups as
     /// rows that costs more than it saves).
     fn too_many_groups(&self, in_memory: bool) -> bool {
-        if self.window.is_direct() || self.radix.is_some() {
+        if self.window.is_direct() || self.radix.is_some() || self.filed.is_some() {
             return false;
         }
         let groups = self.partial.groups() - self.window.unused(&self.partial);
         groups > GIVE_UP_GROUPS && (in_memory || groups * GIVE_UP_ROWS_PER_GROUP > self.rows)
+    }
+
+    /// Whether the rows can be filed by key hash from now on instead of
+    /// giving up: one string or binary key read from a file, whose type
+    /// the result's key column can be rebuilt in.
+    fn can_file(&self, in_memory: bool, key_type: &DataType) -> bool {
+        !in_memory
+            && self.filed.is_none()
+            && self.coders.len() == 1
+            && matches!(self.coders[0], Coder::Bytes(_))
+            && byte_partitions::rebuilds(key_type)
     }
 
     /// Whether the groups can be split into partitions: one key column
@@ -329,48 +372,6 @@ impl ByteKeys for GroupRows<'_> {
     }
 }
 
-/// Where the batches come from.
-pub(crate) enum Feed<'a> {
-    /// A file's units, decoded by whichever worker takes them.
-    File {
-        source: &'a Source,
-        projection: &'a Projection,
-    },
-    /// A table in memory: each worker takes the parts it owns.
-    Table(&'a Table),
-}
-
-impl Feed<'_> {
-    fn schema(&self) -> SchemaRef {
-        match self {
-            Feed::File { projection, .. } => projection.schema().clone(),
-            Feed::Table(table) => table.schema().clone(),
-        }
-    }
-
-    fn units(&self) -> usize {
-        match self {
-            Feed::File { source, .. } => source.units(),
-            Feed::Table(table) => table.parts().len(),
-        }
-    }
-
-    /// Whether worker `w` (of `workers`) takes unit `unit` of a table.
-    fn owns(&self, unit: usize, w: usize, workers: usize) -> bool {
-        match self {
-            Feed::File { .. } => true,
-            Feed::Table(table) => table.parts()[unit].worker % workers == w,
-        }
-    }
-
-    fn read(&self, unit: usize) -> Result<Vec<RecordBatch>> {
-        match self {
-            Feed::File { source, projection } => Ok(source.read_unit(unit, projection)?),
-            Feed::Table(table) => Ok(vec![table.parts()[unit].batch.clone()]),
-        }
-    }
-}
-
 /// Groups the feed's batches: key columns first, then value columns in the
 /// order `specs` name them.
 /// The memory limit is checked before every unit (what the workers'
@@ -416,7 +417,12 @@ pub(crate) fn stream(
                             if !in_memory && worker.should_split() {
                                 worker.radix = Some(RadixWorker::new(&shared, ctx.index, specs));
                             } else if worker.too_many_groups(in_memory) {
-                                stop.store(true, Ordering::Relaxed);
+                                if worker.can_file(in_memory, &key_types[0]) {
+                                    let lanes = batch.num_columns() - keys;
+                                    worker.filed = Some(BytePartitions::new(lanes));
+                                } else {
+                                    stop.store(true, Ordering::Relaxed);
+                                }
                             }
                             if stop.load(Ordering::Relaxed) {
                                 return Ok(());
@@ -449,6 +455,9 @@ pub(crate) fn stream(
     }
     if workers.iter().any(|w| w.radix.is_some()) {
         return finish_partitions(pool, &schema, specs, &shared, workers);
+    }
+    if workers.iter().any(|w| w.filed.is_some()) {
+        return finish_filed(pool, &schema, specs, workers);
     }
     let mut workers = workers;
     for worker in &mut workers {
@@ -496,7 +505,35 @@ fn finish_partitions(
         groups,
         keys,
         rows,
-        partitions: Some(shared.partitions()),
+        split: Some(Split::Owners(shared.partitions())),
+    })
+}
+
+/// The groups of workers that filed their rows by key hash: each partition
+/// numbered and aggregated on its own, with the groups every worker made
+/// before it filed (or without filing) merged into their partitions.
+fn finish_filed(
+    pool: &Pool,
+    schema: &SchemaRef,
+    specs: &[AggSpec],
+    mut workers: Vec<Worker>,
+) -> Result<Streamed> {
+    let rows = workers.iter().map(|w| w.rows as u64).sum();
+    let filed: Vec<BytePartitions> = workers.iter_mut().filter_map(|w| w.filed.take()).collect();
+    let earlier: Vec<Earlier<'_>> = workers
+        .iter()
+        .map(|w| Earlier {
+            partial: &w.partial,
+            coder: &w.coders[0],
+        })
+        .collect();
+    let data_type = schema.field(0).data_type();
+    let (groups, keys) = byte_partitions::finish(pool, data_type, specs, filed, &earlier)?;
+    Ok(Streamed::Done {
+        groups,
+        keys,
+        rows,
+        split: Some(Split::Filed(1 << byte_partitions::PARTITION_BITS)),
     })
 }
 
@@ -542,6 +579,6 @@ fn merge(
         groups,
         keys: key_columns,
         rows,
-        partitions: None,
+        split: None,
     })
 }
