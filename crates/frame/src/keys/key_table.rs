@@ -43,6 +43,13 @@ impl KeyTable {
         }
     }
 
+    /// Makes room for `keys` more keys of `bytes` bytes in all, without
+    /// growing the hash slots (they grow as keys come).
+    pub(crate) fn reserve(&mut self, keys: usize, bytes: usize) {
+        self.entries.reserve(keys);
+        self.arena.reserve(bytes);
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }

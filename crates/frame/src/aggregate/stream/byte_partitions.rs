@@ -64,6 +64,8 @@ struct LaneRows {
     /// Made at the first null: one bit per row (set: valid).
     valid: Option<BooleanBufferBuilder>,
     rows: usize,
+    /// The rows expected in all: the room the values get at once.
+    expected: usize,
 }
 
 impl LaneRows {
@@ -75,10 +77,11 @@ impl LaneRows {
             self.values = LaneValues::I128(v.iter().map(|&x| i128::from(x)).collect());
         }
         if let (LaneValues::None, true) = (&self.values, self.rows == 0) {
+            let room = self.expected;
             self.values = match column.values {
-                Values::I64(_) => LaneValues::I64(Vec::new()),
-                Values::I128(_) => LaneValues::I128(Vec::new()),
-                Values::F64(_) => LaneValues::F64(Vec::new()),
+                Values::I64(_) => LaneValues::I64(Vec::with_capacity(room)),
+                Values::I128(_) => LaneValues::I128(Vec::with_capacity(room)),
+                Values::F64(_) => LaneValues::F64(Vec::with_capacity(room)),
                 Values::None => LaneValues::None,
             };
         }
@@ -171,12 +174,24 @@ pub(super) struct BytePartitions {
 }
 
 impl BytePartitions {
-    /// No rows yet, for `lanes` value columns.
-    pub(super) fn new(lanes: usize) -> Self {
+    /// No rows yet, for `lanes` value columns, with room made at once for
+    /// about `rows` more rows of keys about `key_len` bytes long (a
+    /// partition's lists then rarely grow, so their bytes are rarely
+    /// copied; room not used is never touched).
+    pub(super) fn new(lanes: usize, rows: usize, key_len: usize) -> Self {
+        // A little above the mean, as partitions differ in size.
+        let per_partition = (rows >> PARTITION_BITS) * 9 / 8;
         let partitions = (0..1usize << PARTITION_BITS)
             .map(|_| PartitionRows {
-                lanes: (0..lanes).map(|_| LaneRows::default()).collect(),
-                ..PartitionRows::default()
+                lengths: Vec::with_capacity(per_partition),
+                bytes: Vec::with_capacity(per_partition * key_len),
+                keyless: Vec::new(),
+                lanes: (0..lanes)
+                    .map(|_| LaneRows {
+                        expected: per_partition,
+                        ..LaneRows::default()
+                    })
+                    .collect(),
             })
             .collect();
         BytePartitions {
@@ -315,7 +330,11 @@ fn aggregate_partition(
     if expected == 0 {
         return Ok(None);
     }
-    let mut table = KeyTable::with_capacity(expected.min(1 << 22));
+    // Slots grow with the distinct keys (rows may repeat few keys); the
+    // keys and their bytes get room for every row's at once.
+    let mut table = KeyTable::with_capacity(expected.min(1 << 15));
+    let bytes = rows.iter().map(|r| r.bytes.len()).sum::<usize>();
+    table.reserve(expected.min(1 << 20), bytes.min(64 << 20));
     let codes: Vec<Vec<u64>> = rows.iter().map(|r| r.codes(&mut table)).collect();
     let earlier_codes: Vec<Vec<Option<u64>>> = earlier
         .iter()
@@ -481,7 +500,7 @@ mod tests {
             })
             .collect();
         let values = Int64Array::from_iter_values(0..3000);
-        let mut filed = BytePartitions::new(1);
+        let mut filed = BytePartitions::new(1, 0, 0);
         let views: ArrayRef = Arc::new(StringViewArray::from_iter(names[..2000].iter().cloned()));
         let lane = crate::aggregate::values::PartLane::in_place(
             &(Arc::new(values.slice(0, 2000)) as ArrayRef),
@@ -540,7 +559,7 @@ mod tests {
         }
         for threads in [1, 2] {
             let pool = crate::testing::pool(threads);
-            let mut again = BytePartitions::new(1);
+            let mut again = BytePartitions::new(1, 0, 0);
             std::mem::swap(&mut again, &mut filed);
             let (groups, keys) =
                 finish(&pool, &DataType::Utf8View, &specs, vec![again], &earlier).unwrap();
@@ -551,7 +570,7 @@ mod tests {
                 &(Arc::new(values.clone()) as ArrayRef),
             );
             let all: ArrayRef = Arc::new(StringViewArray::from_iter(names.iter().cloned()));
-            filed = BytePartitions::new(1);
+            filed = BytePartitions::new(1, 0, 0);
             filed.add(&all, &[lane.column(kind)]).unwrap();
         }
     }

@@ -79,6 +79,17 @@ impl Coder {
         }
     }
 
+    /// The mean length of the keys numbered so far (`None` without a
+    /// table of keys, or before any key).
+    pub(super) fn mean_key_len(&self) -> Option<usize> {
+        match self {
+            Coder::Bytes(table) | Coder::Wide(table) if table.len() > 0 => {
+                Some(table.key_bytes() / table.len())
+            }
+            _ => None,
+        }
+    }
+
     /// The canonical bytes of code `code` (appended to `out`).
     pub(super) fn canonical(&self, code: u64, out: &mut Vec<u8>) {
         match self {

@@ -29,6 +29,14 @@ impl Feed<'_> {
         }
     }
 
+    /// The rows the feed holds, where that is known before reading.
+    pub(super) fn rows_hint(&self) -> Option<u64> {
+        match self {
+            Feed::File { source, .. } => source.rows_hint(),
+            Feed::Table(table) => Some(table.rows() as u64),
+        }
+    }
+
     pub(super) fn units(&self) -> usize {
         match self {
             Feed::File { source, .. } => source.units(),

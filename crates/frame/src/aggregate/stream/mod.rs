@@ -419,7 +419,9 @@ pub(crate) fn stream(
                             } else if worker.too_many_groups(in_memory) {
                                 if worker.can_file(in_memory, &key_types[0]) {
                                     let lanes = batch.num_columns() - keys;
-                                    worker.filed = Some(BytePartitions::new(lanes));
+                                    let rows = rows_left(feed, &worker, count);
+                                    let key_len = worker.coders[0].mean_key_len().unwrap_or(0);
+                                    worker.filed = Some(BytePartitions::new(lanes, rows, key_len));
                                 } else {
                                     stop.store(true, Ordering::Relaxed);
                                 }
@@ -464,6 +466,13 @@ pub(crate) fn stream(
         worker.window.close(&mut worker.partial);
     }
     merge(pool, &schema, keys, specs, workers)
+}
+
+/// About how many rows `worker` has still to read: its share of the
+/// feed's rows (when known) less those it read.
+fn rows_left(feed: &Feed<'_>, worker: &Worker, workers: usize) -> usize {
+    let total = feed.rows_hint().unwrap_or(0) as usize;
+    (total / workers.max(1)).saturating_sub(worker.rows)
 }
 
 /// The groups of workers that split them: every owner adds what was sent
