@@ -314,9 +314,8 @@ pub fn run(
     let mut timer = PhaseTimer::new(progress);
     timer.start("build result");
     let slots = slots(table, &plan, request, &lanes, &specs);
-    let groups = &computed.groups;
-    let result = result_table(pool, table, &plan, &slots, groups, |i| {
-        keys.decode(table, &groups[i].codes)
+    let result = result_table(pool, table, &plan, &slots, computed.groups, |_, g| {
+        keys.decode(table, &g.codes)
     })?;
     phases.extend(timer.finish());
     let report = AggregateReport {
@@ -532,7 +531,9 @@ fn in_place(
     };
     timer.start("build result");
     let slots = slots(&empty, plan, request, &[], &kernels);
-    let result = result_table(pool, &empty, plan, &slots, &groups, |i| Ok(keys[i].clone()))?;
+    let result = result_table(pool, &empty, plan, &slots, groups, |i, _| {
+        Ok(keys[i].clone())
+    })?;
     let report = AggregateReport {
         input_rows: rows,
         groups: result.rows() as u64,
@@ -590,7 +591,9 @@ fn stream_input(
             return Ok(None);
         };
         timer.start("build result");
-        let table = result_table(pool, &empty, plan, &slots, &groups, |i| Ok(keys[i].clone()))?;
+        let table = result_table(pool, &empty, plan, &slots, groups, |i, _| {
+            Ok(keys[i].clone())
+        })?;
         let phases = timer.finish();
         runs.push(AggregateReport {
             input_rows: rows,
@@ -855,28 +858,40 @@ fn slots<'a>(
         .collect()
 }
 
-/// The result table: per output of groups, its key columns (`keys(i)`)
-/// and every aggregate's column.
+/// The result table: per output of groups, its key columns (`keys(i, g)`
+/// for output `i`'s groups `g`) and every aggregate's column. Each output's
+/// groups are freed as soon as its columns are built, so the groups and
+/// the result are not held whole at once.
 fn result_table(
     pool: &Pool,
     table: &Table,
     plan: &AggregatePlan,
     slots: &[output::Slot<'_>],
-    groups: &[Groups],
-    keys: impl Fn(usize) -> Result<Vec<ArrayRef>> + Sync,
+    groups: Vec<Groups>,
+    keys: impl Fn(usize, &Groups) -> Result<Vec<ArrayRef>> + Sync,
 ) -> Result<Table> {
     let schema = plan.schema();
     let workers = pool.workers().max(1);
+    let outputs = groups.len();
+    let cells: Vec<std::sync::Mutex<Option<Groups>>> = groups
+        .into_iter()
+        .map(|g| std::sync::Mutex::new(Some(g)))
+        .collect();
     let batches = try_per_part(
         pool,
-        groups.len(),
+        outputs,
         |i| i % workers,
         |i| {
-            let g = &groups[i];
-            let mut arrays: Vec<ArrayRef> = keys(i)?;
+            let g = cells[i]
+                .lock()
+                .ok()
+                .and_then(|mut c| c.take())
+                .ok_or_else(|| FrameError::InvalidRequest("a group-by output was lost".into()))?;
+            let mut arrays: Vec<ArrayRef> = keys(i, &g)?;
             for slot in slots {
-                arrays.push(output::column(table, g, slot)?);
+                arrays.push(output::column(table, &g, slot)?);
             }
+            drop(g);
             RecordBatch::try_new(schema.clone(), arrays)
                 .map_err(|e| FrameError::arrow("assembling the group-by's result", e))
         },
