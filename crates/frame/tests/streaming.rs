@@ -207,6 +207,27 @@ fn tables_in_memory_stream_few_groups_and_give_up_on_many() {
 }
 
 #[test]
+fn tables_in_memory_file_string_keys_that_are_nearly_all_new() {
+    // 240K rows of 160K names (with nulls): a worker's first slices are
+    // nearly all new names, so it files its rows by key hash.
+    let file = csv(240_000, 160_000);
+    for threads in [1, 2] {
+        let pool = pool(threads);
+        let loaded = Input::file(file.path(), &SourceOptions::default()).unwrap();
+        let names = ["name", "qty", "price", "day"].map(String::from).to_vec();
+        let (table, _) = loaded
+            .columns(&pool, &names, &MemoryLimit::default())
+            .unwrap();
+        let input = Input::Table(table);
+        let outcome = verified(&pool, &input, &["name"], "count,sum:qty,max:price,min:day");
+        let report = outcome.runs.last().unwrap();
+        assert_eq!(report.path, AggregatePath::Streaming, "{threads} threads");
+        assert_eq!(report.method, AggMethod::Partitioned, "{threads} threads");
+        assert!(report.reason.contains("filed"), "{}", report.reason);
+    }
+}
+
+#[test]
 fn keys_that_leave_the_direct_window_keep_their_groups() {
     // Close keys first (a direct window opens), then far ones (it closes
     // part-way through a worker's units), with null keys throughout.

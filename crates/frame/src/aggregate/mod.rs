@@ -526,7 +526,7 @@ fn in_place(
     let mut timer = PhaseTimer::new(progress);
     timer.start("aggregate in place");
     let feed = stream::Feed::Table(&projected);
-    let Some((groups, keys, rows, _)) = streamed(pool, &feed, plan, &kernels, request)? else {
+    let Some((groups, keys, rows, split)) = streamed(pool, &feed, plan, &kernels, request)? else {
         return Ok(None);
     };
     timer.start("build result");
@@ -539,10 +539,20 @@ fn in_place(
         groups: result.rows() as u64,
         key_encoding: KeyEncoding::PerWorker { columns: plan.keys },
         path: AggregatePath::Streaming,
-        method: AggMethod::Local,
-        reason: "every worker aggregates its own parts batch by batch into its own groups, \
-                 which then merge by key"
-            .into(),
+        method: match split {
+            Some(_) => AggMethod::Partitioned,
+            None => AggMethod::Local,
+        },
+        reason: match split {
+            Some(stream::Split::Filed(p)) => format!(
+                "every worker numbers the string keys of its own parts; once they were nearly \
+                 all new it filed its rows (key bytes and values) into {p} partitions by key \
+                 hash, and each partition was then numbered and aggregated on its own"
+            ),
+            _ => "every worker aggregates its own parts batch by batch into its own groups, \
+                  which then merge by key"
+                .into(),
+        },
         estimated_groups: None,
         direct_index: Some(false),
         phases: timer.finish(),

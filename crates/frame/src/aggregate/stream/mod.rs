@@ -22,13 +22,13 @@
 //! rows on, in buffers, to partitions by key hash, each owned by one worker
 //! (`numakit_ops::aggregate::columns::radix`): every group is held once,
 //! by its owner, and there is no merge of every group or canonical bytes.
-//! One string or binary key, read from a file, files its rows by key hash
-//! instead once groups grow nearly as fast as rows, and each partition is
-//! numbered and aggregated on its own at the end (`byte_partitions`).
-//! Other keys give up then, and the caller reads the file whole instead
-//! (the operators' partitioned methods then handle the many groups
-//! better); a table already in memory gives up as soon as a worker's
-//! groups outgrow its share of the cache. Workers look every
+//! One string or binary key files its rows by key hash instead once groups
+//! grow nearly as fast as rows, and each partition is numbered and
+//! aggregated on its own at the end (`byte_partitions`), from a file or
+//! from a table in memory. Other keys give up then, and the caller reads
+//! the file whole instead (the operators' partitioned methods then handle
+//! the many groups better); a table already in memory gives up as soon as
+//! a worker's groups outgrow its share of the cache, unless it files. Workers look every
 //! [`SLICE_ROWS`] rows, so giving up wastes little.
 //! MIN and MAX of strings need the order of every value in the input, so
 //! they are not streamed.
@@ -239,14 +239,17 @@ impl Worker {
     }
 
     /// Whether the rows can be filed by key hash from now on instead of
-    /// giving up: one string or binary key read from a file, whose type
-    /// the result's key column can be rebuilt in.
-    fn can_file(&self, in_memory: bool, key_type: &DataType) -> bool {
-        !in_memory
-            && self.filed.is_none()
+    /// giving up: one string or binary key, whose type the result's key
+    /// column can be rebuilt in, with groups growing nearly as fast as
+    /// rows (with fewer, a table in memory does better with the
+    /// operators' partitioned methods).
+    fn can_file(&self, key_type: &DataType) -> bool {
+        let groups = self.partial.groups();
+        self.filed.is_none()
             && self.coders.len() == 1
             && matches!(self.coders[0], Coder::Bytes(_))
             && byte_partitions::rebuilds(key_type)
+            && groups * GIVE_UP_ROWS_PER_GROUP > self.rows
     }
 
     /// Whether the groups can be split into partitions: one key column
@@ -417,7 +420,7 @@ pub(crate) fn stream(
                             if !in_memory && worker.should_split() {
                                 worker.radix = Some(RadixWorker::new(&shared, ctx.index, specs));
                             } else if worker.too_many_groups(in_memory) {
-                                if worker.can_file(in_memory, &key_types[0]) {
+                                if worker.can_file(&key_types[0]) {
                                     let lanes = batch.num_columns() - keys;
                                     let rows = rows_left(feed, &worker, count);
                                     let key_len = worker.coders[0].mean_key_len().unwrap_or(0);
