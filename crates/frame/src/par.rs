@@ -54,3 +54,29 @@ where
 {
     per_part(pool, parts, worker_of, f)?.into_iter().collect()
 }
+
+/// Like [`try_per_part`], handing each of `items` by value to `f(index,
+/// item)` on the worker `index` names (modulo the pool's size), so each
+/// item is freed as soon as its work is done rather than when all is.
+pub(crate) fn try_per_item<T, R, F>(pool: &Pool, items: Vec<T>, f: F) -> Result<Vec<R>>
+where
+    T: Send,
+    R: Send,
+    F: Fn(usize, T) -> Result<R> + Sync,
+{
+    let count = items.len();
+    let cells: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    try_per_part(
+        pool,
+        count,
+        |i| i,
+        |i| {
+            let item = cells[i]
+                .lock()
+                .ok()
+                .and_then(|mut c| c.take())
+                .ok_or_else(|| FrameError::InvalidRequest("an item's work was lost".into()))?;
+            f(i, item)
+        },
+    )
+}

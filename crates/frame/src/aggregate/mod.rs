@@ -41,7 +41,7 @@ use crate::error::{FrameError, Result};
 use crate::input::Input;
 use crate::keys::{GroupKeys, KeyEncoding};
 use crate::load::LoadStats;
-use crate::par::try_per_part;
+use crate::par::try_per_item;
 use crate::relation::{relation_of, TUPLE_BYTES};
 use crate::table::Table;
 use crate::RunOptions;
@@ -882,30 +882,15 @@ fn result_table(
 ) -> Result<Table> {
     let schema = plan.schema();
     let workers = pool.workers().max(1);
-    let outputs = groups.len();
-    let cells: Vec<std::sync::Mutex<Option<Groups>>> = groups
-        .into_iter()
-        .map(|g| std::sync::Mutex::new(Some(g)))
-        .collect();
-    let batches = try_per_part(
-        pool,
-        outputs,
-        |i| i % workers,
-        |i| {
-            let g = cells[i]
-                .lock()
-                .ok()
-                .and_then(|mut c| c.take())
-                .ok_or_else(|| FrameError::InvalidRequest("a group-by output was lost".into()))?;
-            let mut arrays: Vec<ArrayRef> = keys(i, &g)?;
-            for slot in slots {
-                arrays.push(output::column(table, &g, slot)?);
-            }
-            drop(g);
-            RecordBatch::try_new(schema.clone(), arrays)
-                .map_err(|e| FrameError::arrow("assembling the group-by's result", e))
-        },
-    )?;
+    let batches = try_per_item(pool, groups, |i, g| {
+        let mut arrays: Vec<ArrayRef> = keys(i, &g)?;
+        for slot in slots {
+            arrays.push(output::column(table, &g, slot)?);
+        }
+        drop(g);
+        RecordBatch::try_new(schema.clone(), arrays)
+            .map_err(|e| FrameError::arrow("assembling the group-by's result", e))
+    })?;
     let outputs = batches.into_iter().map(|b| vec![b]).collect();
     Table::of_outputs("the group-by's result", schema, outputs, workers)
 }

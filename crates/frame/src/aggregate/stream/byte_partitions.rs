@@ -17,8 +17,6 @@
 //! `numakit_ops::aggregate::columns::radix`). This module does not decide
 //! when to switch (the streaming worker does).
 
-use std::sync::Mutex;
-
 use arrow_array::ArrayRef;
 use arrow_buffer::BooleanBufferBuilder;
 use arrow_schema::DataType;
@@ -34,7 +32,7 @@ use crate::keys::bytes::ColumnBytes;
 use crate::keys::dictionary::{key_hash, ByteKeys};
 use crate::keys::key_table::KeyTable;
 use crate::keys::stored::StoredKeys;
-use crate::par::try_per_part;
+use crate::par::{try_per_item, try_per_part};
 
 /// Rows are filed into `1 << PARTITION_BITS` partitions: with 2^23
 /// distinct keys, 32K (about 2 MiB with their table) in each.
@@ -295,24 +293,14 @@ pub(super) fn finish(
             }
         }
     }
-    let cells: Vec<Mutex<Vec<PartitionRows>>> = by_partition.into_iter().map(Mutex::new).collect();
-    let outputs = try_per_part(
-        pool,
-        partitions,
-        |p| p % workers,
-        |p| {
-            let rows = cells[p]
-                .lock()
-                .map(|mut c| std::mem::take(&mut *c))
-                .map_err(|_| FrameError::InvalidRequest("a partition's rows were lost".into()))?;
-            let earlier: Vec<(&Earlier<'_>, &[u32])> = earlier
-                .iter()
-                .zip(&lists)
-                .map(|(e, l)| (e, l[p].as_slice()))
-                .collect();
-            aggregate_partition(rows, &earlier, data_type, specs)
-        },
-    )?;
+    let outputs = try_per_item(pool, by_partition, |p, rows| {
+        let earlier: Vec<(&Earlier<'_>, &[u32])> = earlier
+            .iter()
+            .zip(&lists)
+            .map(|(e, l)| (e, l[p].as_slice()))
+            .collect();
+        aggregate_partition(rows, &earlier, data_type, specs)
+    })?;
     Ok(outputs.into_iter().flatten().unzip())
 }
 
