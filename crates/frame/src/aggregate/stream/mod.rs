@@ -28,8 +28,8 @@
 //! from a table in memory. Other keys give up then, and the caller reads
 //! the file whole instead (the operators' partitioned methods then handle
 //! the many groups better); a table already in memory gives up as soon as
-//! a worker's groups outgrow its share of the cache, unless it files. Workers look every
-//! [`SLICE_ROWS`] rows, so giving up wastes little.
+//! a worker's groups outgrow its share of the cache, unless it files.
+//! Workers look every [`SLICE_ROWS`] rows, so giving up wastes little.
 //! MIN and MAX of strings need the order of every value in the input, so
 //! they are not streamed.
 
@@ -193,36 +193,28 @@ impl Worker {
         specs: &[AggSpec],
         shared: &RadixShared,
     ) -> Result<()> {
-        if let Some(filed) = &mut self.filed {
-            let lanes: Vec<(LaneKind, PartLane)> = (keys..batch.num_columns())
-                .map(|c| lane_of(batch.column(c)))
-                .collect::<Result<_>>()?;
-            let columns: Vec<ValueColumn<'_>> = lanes
-                .iter()
-                .map(|(kind, lane)| lane.column(*kind))
-                .collect();
-            filed.add(batch.column(0), &columns)?;
-            self.rows += batch.num_rows();
-            return Ok(());
-        }
-        let codes = self.group_codes(batch, keys)?;
-        let codes = self.window.fit(&mut self.partial, codes, specs);
         let lanes: Vec<(LaneKind, PartLane)> = (keys..batch.num_columns())
             .map(|c| lane_of(batch.column(c)))
             .collect::<Result<_>>()?;
+        let columns: Vec<ValueColumn<'_>> = lanes
+            .iter()
+            .map(|(kind, lane)| lane.column(*kind))
+            .collect();
+        self.rows += batch.num_rows();
+        if let Some(filed) = &mut self.filed {
+            return filed.add(batch.column(0), &columns);
+        }
+        let codes = self.group_codes(batch, keys)?;
+        let codes = self.window.fit(&mut self.partial, codes, specs);
         let segment = Segment {
             codes: &codes.codes,
             keyless: &codes.invalid,
-            columns: lanes
-                .iter()
-                .map(|(kind, lane)| lane.column(*kind))
-                .collect::<Vec<ValueColumn<'_>>>(),
+            columns,
         };
         match &mut self.radix {
             Some(radix) => radix.add(shared, &segment, specs)?,
             None => self.partial.add(&segment, specs)?,
         }
-        self.rows += batch.num_rows();
         Ok(())
     }
 
