@@ -24,14 +24,30 @@ pub(crate) fn relation_of(
     codes: &[PartCodes],
     payload: impl Fn(usize, usize) -> u64 + Sync,
 ) -> Result<Relation> {
+    relation_with_room(pool, (table, codes), payload, 0)
+}
+
+/// [`relation_of`], each chunk with room for at least `room` tuples
+/// (address space only, until written): a sort's exchange and merge reuse
+/// a chunk that has room for an even share of the rows.
+pub(crate) fn relation_with_room(
+    pool: &Pool,
+    (table, codes): (&Table, &[PartCodes]),
+    payload: impl Fn(usize, usize) -> u64 + Sync,
+    room: usize,
+) -> Result<Relation> {
     let workers = pool.workers().max(1);
     let parts = table.parts();
     let chunks = pool.broadcast(|ctx| -> Result<Chunk> {
         let mine: Vec<usize> = (0..parts.len())
             .filter(|&p| parts[p].worker % workers == ctx.index)
             .collect();
-        let len = mine.iter().map(|&p| codes[p].valid_rows()).sum();
-        let mut chunk = Chunk::alloc(pool, ctx.index, ctx.node, len)?;
+        let len: usize = mine.iter().map(|&p| codes[p].valid_rows()).sum();
+        let mut chunk = Chunk::alloc(pool, ctx.index, ctx.node, len.max(room))?;
+        chunk
+            .tuples
+            .set_len(len)
+            .map_err(numakit_ops::OpsError::from)?;
         let mut at = 0;
         for p in mine {
             let part = &codes[p];

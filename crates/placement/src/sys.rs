@@ -79,6 +79,25 @@ pub fn address_space_limit() -> Option<u64> {
     (ret == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
 }
 
+/// Hands the C allocator's freed memory back to the kernel
+/// (`malloc_trim(0)`, glibc only): after a large structure built from many
+/// heap allocations is dropped, its pages would otherwise stay resident in
+/// the heap until reused. Returns whether any memory was released (always
+/// `false` on other C libraries, where it does nothing).
+pub fn release_freed_heap() -> bool {
+    #[cfg(target_env = "gnu")]
+    {
+        // SAFETY: malloc_trim only walks the allocator's own free lists under
+        // its locks and advises the kernel about whole free pages; it takes
+        // no pointers from us and is safe to call from any thread.
+        unsafe { libc::malloc_trim(0) != 0 }
+    }
+    #[cfg(not(target_env = "gnu"))]
+    {
+        false
+    }
+}
+
 /// The CPU time the whole process has used so far, every thread
 /// included: (user, system) seconds (`getrusage(RUSAGE_SELF)`).
 pub fn process_cpu_seconds() -> io::Result<(f64, f64)> {

@@ -29,8 +29,9 @@ use crate::keys::{KeyEncoding, PartCodes, SortKey, SortKeys};
 use crate::load::LoadStats;
 use crate::memory::MemoryLimit;
 use crate::par::{per_part, try_per_part};
-use crate::relation::{relation_of, TUPLE_BYTES};
+use crate::relation::{relation_with_room, TUPLE_BYTES};
 use crate::sink::ResultSink;
+use crate::sort_keys_only::Words;
 use crate::table::{row_ref, Part, RowRef, Table};
 use crate::RunOptions;
 
@@ -66,29 +67,50 @@ pub struct SortReport {
     pub seconds: f64,
 }
 
+/// The table a sort reads: borrowed from its caller, or owned, so that a
+/// sort that no longer needs it lets it go early.
+enum Held<'a> {
+    Borrowed(&'a Table),
+    Owned(Table),
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Table;
+
+    fn deref(&self) -> &Table {
+        match self {
+            Held::Borrowed(table) => table,
+            Held::Owned(table) => table,
+        }
+    }
+}
+
 /// The sort of one integer key that is also the result's only column,
-/// handed to `deliver`.
+/// handed to `deliver`. An owned table is dropped (and the heap's freed
+/// pages handed back) once the words are made and found out of order.
 fn keys_only(
     pool: &Pool,
-    table: &Table,
-    (key, words): (&SortKey, Vec<PartCodes>),
+    table: Held<'_>,
+    (key, words): (&SortKey, Words),
     (limit, window_rows): (&MemoryLimit, Option<usize>),
     (mut timer, started): (PhaseTimer<'_>, Instant),
     progress: &dyn Progress,
     deliver: &mut dyn FnMut(Table) -> Result<()>,
 ) -> Result<SortReport> {
     timer.start("check order");
-    let input_order = if in_order(pool, table, &words, true)? {
+    let input_order = if in_order(pool, &table, |p| words.part(p), true)? {
         InputOrder::Sorted
-    } else if in_order(pool, table, &words, false)? {
+    } else if in_order(pool, &table, |p| words.part(p), false)? {
         InputOrder::Reversed
     } else {
         InputOrder::Unsorted
     };
     timer.stop();
+    let rows = table.rows();
     if input_order != InputOrder::Sorted {
-        // The words sorted and a column of values as large as the input's.
-        let bytes = table.rows() as u64 * 8 * 2 + projected_bytes(table, &[key.column]);
+        // The sort's spare words and a column of values as large as the
+        // input's (the words themselves are already made).
+        let bytes = rows as u64 * 8 + projected_bytes(&table, &[key.column]);
         limit.check("the sort", bytes)?;
     }
     let (mut phases, delivering) = match input_order {
@@ -96,24 +118,31 @@ fn keys_only(
             drop(words);
             let output = match input_order {
                 InputOrder::Sorted => table.project(&[key.column])?,
-                _ => reversed(pool, table, &[key.column])?,
+                _ => reversed(pool, &table, &[key.column])?,
             };
             let clock = Instant::now();
             deliver(output)?;
             (Vec::new(), clock.elapsed().as_secs_f64())
         }
-        InputOrder::Unsorted => crate::sort_keys_only::sort(
-            pool,
-            (table, key),
-            words,
-            (window_rows, progress),
-            deliver,
-        )?,
+        InputOrder::Unsorted => {
+            let field = table.schema().field(key.column).clone();
+            if let Held::Owned(table) = table {
+                drop(table);
+                numakit_placement::sys::release_freed_heap();
+            }
+            crate::sort_keys_only::sort(
+                pool,
+                (field, key.descending),
+                words,
+                (window_rows, progress),
+                deliver,
+            )?
+        }
     };
     let mut all = timer.finish();
     all.append(&mut phases);
     Ok(SortReport {
-        rows: table.rows() as u64,
+        rows: rows as u64,
         key_encoding: KeyEncoding::Value,
         input_order,
         phases: all,
@@ -123,18 +152,22 @@ fn keys_only(
 
 /// Whether codes are non-decreasing (`ascending`) or non-increasing
 /// across the parts, in part order.
-fn in_order(pool: &Pool, table: &Table, codes: &[PartCodes], ascending: bool) -> Result<bool> {
+fn in_order<'a>(
+    pool: &Pool,
+    table: &Table,
+    codes: impl Fn(usize) -> &'a [u64] + Sync,
+    ascending: bool,
+) -> Result<bool> {
     let parts = table.parts();
     let ordered = |a: u64, b: u64| if ascending { a <= b } else { a >= b };
     let inside = per_part(
         pool,
-        codes.len(),
+        parts.len(),
         |p| parts[p].worker,
-        |p| codes[p].codes.windows(2).all(|w| ordered(w[0], w[1])),
+        |p| codes(p).windows(2).all(|w| ordered(w[0], w[1])),
     )?;
-    let edges = codes
-        .iter()
-        .filter_map(|p| Some((*p.codes.first()?, *p.codes.last()?)))
+    let edges = (0..parts.len())
+        .filter_map(|p| Some((*codes(p).first()?, *codes(p).last()?)))
         .collect::<Vec<_>>();
     Ok(inside.into_iter().all(|b| b) && edges.windows(2).all(|w| ordered(w[0].1, w[1].0)))
 }
@@ -170,6 +203,42 @@ pub fn run_into(
     progress: &dyn Progress,
     deliver: &mut dyn FnMut(Table) -> Result<()>,
 ) -> Result<SortReport> {
+    run_held(
+        pool,
+        Held::Borrowed(table),
+        request,
+        (window_rows, progress),
+        deliver,
+    )
+}
+
+/// [`run_into`] on a table the sort may let go of: the sort of one integer
+/// key that is the result's only column drops it once its keys are made,
+/// so the input is not held beside the sort's buffers.
+pub fn run_into_owned(
+    pool: &Pool,
+    table: Table,
+    request: &SortRequest,
+    window_rows: Option<usize>,
+    progress: &dyn Progress,
+    deliver: &mut dyn FnMut(Table) -> Result<()>,
+) -> Result<SortReport> {
+    run_held(
+        pool,
+        Held::Owned(table),
+        request,
+        (window_rows, progress),
+        deliver,
+    )
+}
+
+fn run_held(
+    pool: &Pool,
+    table: Held<'_>,
+    request: &SortRequest,
+    (window_rows, progress): (Option<usize>, &dyn Progress),
+    deliver: &mut dyn FnMut(Table) -> Result<()>,
+) -> Result<SortReport> {
     let started = Instant::now();
     if request.by.is_empty() {
         return Err(FrameError::InvalidRequest(
@@ -198,7 +267,7 @@ pub fn run_into(
     timer.start("code keys");
     if let ([key], [only]) = (keys.as_slice(), out_columns.as_slice()) {
         if key.column == *only {
-            if let Some(words) = crate::sort_keys_only::words(pool, table, key)? {
+            if let Some(words) = crate::sort_keys_only::words(pool, &table, key)? {
                 return keys_only(
                     pool,
                     table,
@@ -211,11 +280,12 @@ pub fn run_into(
             }
         }
     }
+    let table: &Table = &table;
     let coded = SortKeys::encode(pool, table, &keys)?;
     timer.start("check order");
-    let input_order = if in_order(pool, table, &coded.parts, true)? {
+    let input_order = if in_order(pool, table, |p| &coded.parts[p].codes[..], true)? {
         InputOrder::Sorted
-    } else if in_order(pool, table, &coded.parts, false)? {
+    } else if in_order(pool, table, |p| &coded.parts[p].codes[..], false)? {
         InputOrder::Reversed
     } else {
         InputOrder::Unsorted
@@ -235,10 +305,11 @@ pub fn run_into(
         InputOrder::Unsorted => {
             timer.stop();
             let columns = (table, out_columns.as_slice());
+            let key_encoding = coded.encoding;
             let (mut phases, delivering) = sorted(
                 pool,
                 columns,
-                &coded,
+                coded,
                 (request, window_rows),
                 progress,
                 deliver,
@@ -247,7 +318,7 @@ pub fn run_into(
             all.append(&mut phases);
             return Ok(SortReport {
                 rows: table.rows() as u64,
-                key_encoding: coded.encoding,
+                key_encoding,
                 input_order,
                 phases: all,
                 seconds: started.elapsed().as_secs_f64() - delivering,
@@ -351,9 +422,9 @@ pub fn sort_input_into(
     if let (Some(sink), true) = (sink.as_deref_mut(), options.reps <= 1 && !options.verify) {
         let mut started = false;
         let window = options.window_rows;
-        let report = run_into(
+        let report = run_into_owned(
             pool,
-            &table,
+            table,
             &request,
             window,
             progress,
@@ -407,7 +478,7 @@ pub fn sort_input_into(
 fn sorted(
     pool: &Pool,
     (table, out_columns): (&Table, &[usize]),
-    coded: &SortKeys,
+    coded: SortKeys,
     (request, window_rows): (&SortRequest, Option<usize>),
     progress: &dyn Progress,
     deliver: &mut dyn FnMut(Table) -> Result<()>,
@@ -418,7 +489,11 @@ fn sorted(
     request
         .memory_limit
         .check("the sort's tuples", rows * TUPLE_BYTES * 2)?;
-    let relation = relation_of(pool, table, &coded.parts, row_ref)?;
+    let valid: usize = coded.parts.iter().map(PartCodes::valid_rows).sum();
+    let room = valid.div_ceil(pool.workers().max(1));
+    let relation = relation_with_room(pool, (table, &coded.parts), row_ref, room)?;
+    // The relation holds the codes now; the heap they free serves the gather.
+    drop(coded);
     timer.stop();
     let result = sort_owned(pool, relation, &SortOptions::default(), progress)?;
     let mut phases = timer.finish();

@@ -70,10 +70,11 @@ pub fn sort_runs<T: Keyed>(
 ) -> Result<Vec<SortedRun<T>>> {
     check_workers(pool, inputs.len())?;
     timer.start("local sort");
+    let share = even_share(inputs.iter().map(|i| i.len()), pool.workers());
     let runs = pool.broadcast(|ctx| -> Result<LocalRun<T>> {
         let input = inputs[ctx.index];
-        let mut run = recycle::take_as(pool, ctx.node, input.len(), PAGING)?;
-        let mut spare = recycle::take_as(pool, ctx.node, input.len(), PAGING)?;
+        let mut run = with_room(pool, ctx.node, input.len(), share)?;
+        let mut spare = with_room(pool, ctx.node, input.len(), share)?;
         radix_sort_into(input, &mut run, &mut spare);
         Ok(LocalRun { run, spare })
     })?;
@@ -82,7 +83,9 @@ pub fn sort_runs<T: Keyed>(
 }
 
 /// [`sort_runs`] of chunks it may sort in place (chunk w on worker w's
-/// node), which become the output buffers when sizes allow.
+/// node), which become the output buffers when sizes allow: a chunk whose
+/// capacity holds an even share of all the rows is always reused, whatever
+/// its length.
 pub fn sort_owned_runs<T: Keyed>(
     pool: &Pool,
     inputs: Vec<NodeBuffer<T>>,
@@ -91,17 +94,39 @@ pub fn sort_owned_runs<T: Keyed>(
 ) -> Result<Vec<SortedRun<T>>> {
     check_workers(pool, inputs.len())?;
     timer.start("local sort");
+    let share = even_share(inputs.iter().map(|i| i.len()), pool.workers());
     let mut slots: Vec<Option<NodeBuffer<T>>> = inputs.into_iter().map(Some).collect();
     let runs = per_worker_mut(pool, &mut slots, |ctx, slot| -> Result<LocalRun<T>> {
         let mut run = slot
             .take()
             .ok_or_else(|| OpsError::InvalidArgument("missing chunk".into()))?;
-        let mut spare = recycle::take_as(pool, ctx.node, run.len(), PAGING)?;
+        let mut spare = with_room(pool, ctx.node, run.len(), share.max(run.capacity()))?;
         radix_sort(&mut run, &mut spare);
         Ok(LocalRun { run, spare })
     })?;
     let runs = runs.into_iter().collect::<Result<Vec<_>>>()?;
     exchange_and_merge(pool, runs, options, timer)
+}
+
+/// The rows each worker holds after the exchange: the total, evenly
+/// divided (rounded up).
+fn even_share(lens: impl Iterator<Item = usize>, workers: usize) -> usize {
+    lens.sum::<usize>().div_ceil(workers.max(1))
+}
+
+/// A buffer of `len` elements on `node` with room for `room`: the
+/// exchange's inbox and the merge's output then reuse it even when a
+/// worker receives more rows than it sorted. Room that is never written
+/// is address space, not memory.
+fn with_room<T: Keyed>(
+    pool: &Pool,
+    node: NodeId,
+    len: usize,
+    room: usize,
+) -> Result<NodeBuffer<T>> {
+    let mut buffer = recycle::take_as(pool, node, len.max(room), PAGING)?;
+    buffer.set_len(len)?;
+    Ok(buffer)
 }
 
 fn check_workers(pool: &Pool, chunks: usize) -> Result<()> {

@@ -190,6 +190,38 @@ fn owned_sorts_match_the_reference() {
     }
 }
 
+/// Chunks of uneven lengths, each with room for an even share of the rows,
+/// are sorted, exchanged and merged without a buffer of their own size
+/// being made: the results live in the very chunks that came in.
+#[test]
+fn owned_chunks_with_room_for_an_even_share_hold_the_result() {
+    let pool = pool(2);
+    let lens = [10_000usize, 30_000];
+    let share = lens.iter().sum::<usize>().div_ceil(2);
+    let mut keys = Vec::new();
+    let mut chunks = Vec::new();
+    for (w, &len) in lens.iter().enumerate() {
+        let node = pool.worker_contexts()[w].node;
+        let mut chunk = KeyChunk::alloc(&pool, w, node, share.max(len)).unwrap();
+        chunk.keys.set_len(len).unwrap();
+        for (i, k) in chunk.keys.iter_mut().enumerate() {
+            *k = splitmix64((w * 100_000 + i) as u64);
+            keys.push(*k);
+        }
+        chunks.push(chunk);
+    }
+    let before: Vec<*const u64> = chunks.iter().map(|c| c.keys.as_ptr()).collect();
+    let column = KeyColumn::from_chunks(chunks);
+    let out = sort_keys_owned(&pool, column, &SortOptions::default(), &Silent).unwrap();
+    let sorted = out.sorted.unwrap();
+    let after: Vec<*const u64> = sorted.chunks().iter().map(|c| c.keys.as_ptr()).collect();
+    assert_eq!(after, before, "the merge made a buffer of its own");
+    let lens: Vec<usize> = sorted.chunks().iter().map(|c| c.keys.len()).collect();
+    assert_eq!(lens, vec![share, share]);
+    keys.sort_unstable();
+    assert_eq!(sorted.to_vec(), keys);
+}
+
 #[test]
 fn keys_only_sort_matches_std() {
     for threads in [1, 2] {
