@@ -296,6 +296,70 @@ mod tests {
         assert_eq!(next, rows);
     }
 
+    /// A nested field becomes several Parquet columns (a struct of two:
+    /// two writers); each field's writers must get its own leaves, in the
+    /// schema's order, in every row group of every wave.
+    #[test]
+    fn nested_columns_between_flat_ones_read_back_whole() {
+        use arrow_array::{ListArray, StructArray};
+        use arrow_schema::Fields;
+        let inner = Fields::from(vec![
+            Field::new("a", DataType::Int64, false),
+            Field::new("b", DataType::Utf8, true),
+        ]);
+        let item = Arc::new(Field::new("item", DataType::Int64, true));
+        let schema: SchemaRef = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("pair", DataType::Struct(inner.clone()), true),
+            Field::new("list", DataType::List(item.clone()), true),
+            Field::new("name", DataType::Utf8, false),
+        ]));
+        let make = |start: i64, rows: i64| -> RecordBatch {
+            let ids = Int64Array::from_iter_values(start..start + rows);
+            let a = Int64Array::from_iter_values((start..start + rows).map(|i| -i));
+            let b = StringArray::from_iter(
+                (start..start + rows).map(|i| (i % 3 != 0).then(|| format!("b{i}"))),
+            );
+            let pair = StructArray::new(inner.clone(), vec![Arc::new(a), Arc::new(b)], None);
+            let list = ListArray::from_iter_primitive::<arrow_array::types::Int64Type, _, _>(
+                (start..start + rows)
+                    .map(|i| (i % 5 != 0).then(|| (0..i % 4).map(move |j| Some(i + j)))),
+            );
+            let names =
+                StringArray::from_iter_values((start..start + rows).map(|i| format!("n{i}")));
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(ids),
+                    Arc::new(pair),
+                    Arc::new(list),
+                    Arc::new(names),
+                ],
+            )
+            .unwrap()
+        };
+        let rows = (ROW_GROUP_ROWS * encoding_threads() + 1000) as i64;
+        let directory = tempfile::tempdir().unwrap();
+        let path = directory.path().join("nested.parquet");
+        let mut writer = BatchWriter::create(&path, &schema, &WriteOptions::default()).unwrap();
+        let step = 400_009;
+        let mut start = 0;
+        while start < rows {
+            writer.write(make(start, step.min(rows - start))).unwrap();
+            start += step;
+        }
+        writer.finish().unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+        let mut at = 0i64;
+        for read in reader.build().unwrap() {
+            let read = read.unwrap();
+            let n = read.num_rows() as i64;
+            assert_eq!(read, make(at, n), "rows from {at}");
+            at += n;
+        }
+        assert_eq!(at, rows);
+    }
+
     #[test]
     fn only_columns_of_few_values_are_dictionary_encoded() {
         let schema = Arc::new(Schema::new(vec![

@@ -1,9 +1,11 @@
 //! Parquet files written from record batches as they come: rows are cut
 //! into row groups of about a million, and as soon as a wave of row groups
-//! (as many as there are CPUs) is complete, every column chunk of the wave
-//! is encoded and compressed as a task of its own on that many threads and
-//! the chunks are appended in order. The file is the same as one written
-//! serially, and at most one wave of batches and of encoded chunks is held.
+//! (as many as there are CPUs) is complete, every field's column chunks of
+//! the wave are encoded and compressed as a task of their own on that many
+//! threads and the chunks are appended in order. The file is the same as
+//! one written serially, and at most one wave of batches and of encoded
+//! chunks is held; a field's leaves (its levels and value indices, about
+//! ten bytes a row) are made by its task, so only the running tasks' are.
 //!
 //! Zstandard level 1 by default. Which columns are dictionary encoded is
 //! decided on the first wave's rows (`dictionary_choice`), so the file is
@@ -12,11 +14,10 @@
 
 use std::fs::File;
 
-use arrow_array::RecordBatch;
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::{
-    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn,
-    ArrowRowGroupWriterFactory,
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -132,16 +133,22 @@ impl ParquetSink {
             .open
             .as_mut()
             .ok_or_else(|| ParquetError::General("the Parquet file was closed".into()))?;
+        let leaf_counts = leaf_counts(&self.schema)?;
         let mut tasks = Vec::new();
         for (offset, group) in wave.iter().enumerate() {
-            let writers = factory.create_column_writers(self.groups + offset)?;
-            let leaves = leaves_of(&self.schema, group, writers.len())?;
-            for (column, (writer, leaves)) in writers.into_iter().zip(leaves).enumerate() {
+            let mut writers = factory
+                .create_column_writers(self.groups + offset)?
+                .into_iter();
+            let mut column = 0;
+            for (f, (field, &leaves)) in self.schema.fields().iter().zip(&leaf_counts).enumerate() {
+                let writers: Vec<(usize, ArrowColumnWriter)> =
+                    (column..column + leaves).zip(writers.by_ref()).collect();
+                column += leaves;
                 tasks.push(ColumnTask {
                     group: offset,
-                    column,
-                    writer,
-                    leaves,
+                    field: field.clone(),
+                    writers,
+                    arrays: group.iter().map(|b| b.column(f).clone()).collect(),
                 });
             }
         }
@@ -165,23 +172,17 @@ pub(crate) fn encoding_threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// The leaf columns of one row group's batches, per column writer.
-fn leaves_of(
-    schema: &SchemaRef,
-    group: &[RecordBatch],
-    writers: usize,
-) -> Result<Vec<Vec<ArrowLeafColumn>>, parquet::errors::ParquetError> {
-    let mut leaves: Vec<Vec<ArrowLeafColumn>> = (0..writers).map(|_| Vec::new()).collect();
-    for batch in group {
-        let mut at = 0;
-        for (field, column) in schema.fields().iter().zip(batch.columns()) {
-            for leaf in compute_leaves(field, column)? {
-                leaves[at].push(leaf);
-                at += 1;
-            }
-        }
-    }
-    Ok(leaves)
+/// How many Parquet leaf columns (column writers) each field of `schema`
+/// becomes: one for a flat field, more for a nested one.
+fn leaf_counts(schema: &SchemaRef) -> Result<Vec<usize>, ParquetError> {
+    schema
+        .fields()
+        .iter()
+        .map(|field| {
+            let empty = arrow_array::new_empty_array(field.data_type());
+            Ok(compute_leaves(field, &empty)?.len())
+        })
+        .collect()
 }
 
 /// The rows of `batches` in row groups of [`ROW_GROUP_ROWS`] rows (the
@@ -233,12 +234,32 @@ fn row_groups_of(batches: &[RecordBatch], size: usize) -> Vec<Vec<RecordBatch>> 
     groups
 }
 
-/// One column chunk to encode: which row group of the wave, which column.
+/// One field's column chunks to encode: which row group of the wave, the
+/// field's column writers (with their column numbers) and its arrays. The
+/// leaves (levels and value indices, about ten bytes a row) are computed
+/// when the task runs, so only the running tasks' leaves are held, not the
+/// whole wave's.
 struct ColumnTask {
     group: usize,
-    column: usize,
-    writer: ArrowColumnWriter,
-    leaves: Vec<ArrowLeafColumn>,
+    field: arrow_schema::FieldRef,
+    writers: Vec<(usize, ArrowColumnWriter)>,
+    arrays: Vec<ArrayRef>,
+}
+
+impl ColumnTask {
+    /// Encodes the arrays; the chunks keyed by (row group, column).
+    fn encode(mut self) -> Result<Vec<EncodedChunk>, ParquetError> {
+        for array in std::mem::take(&mut self.arrays) {
+            let leaves = compute_leaves(&self.field, &array)?;
+            for ((_, writer), leaf) in self.writers.iter_mut().zip(&leaves) {
+                writer.write(leaf)?;
+            }
+        }
+        self.writers
+            .into_iter()
+            .map(|(column, writer)| Ok(((self.group, column), writer.close()?)))
+            .collect()
+    }
 }
 
 type EncodedChunk = ((usize, usize), ArrowColumnChunk);
@@ -257,11 +278,8 @@ fn encode_in_parallel(
             .map(|_| {
                 scope.spawn(|| {
                     let mut done = Vec::new();
-                    while let Some(mut task) = next() {
-                        for leaf in &task.leaves {
-                            task.writer.write(leaf)?;
-                        }
-                        done.push(((task.group, task.column), task.writer.close()?));
+                    while let Some(task) = next() {
+                        done.extend(task.encode()?);
                     }
                     Ok::<_, parquet::errors::ParquetError>(done)
                 })
