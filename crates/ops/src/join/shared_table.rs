@@ -3,7 +3,7 @@
 //! over the pool's nodes (every worker reads it at random, so no node is
 //! better than another).
 //!
-//! Layout: a power-of-two array of 64-byte buckets, one cache line each:
+//! Layout: an array of 64-byte buckets, one cache line each:
 //!
 //! ```text
 //! word 0: tuples in the bucket (low 32 bits) | matched flags of the
@@ -22,9 +22,10 @@
 //! Inserting is one `fetch_add` on the count (plus a `fetch_or` and a
 //! `swap` for an overflow), so duplicates cost nothing extra and any u64 is
 //! a valid key: the count, not a sentinel key, says which slots are used.
-//! The table is zeroed by the kernel, so it needs no clearing pass. Bucket
-//! numbers come from the low bits of [`hash64`], filter bits from the high
-//! half.
+//! The table is zeroed by the kernel, so it needs no clearing pass. There
+//! are four buckets for every five build tuples, whatever their number;
+//! bucket numbers come from the low half of [`hash64`] scaled to that
+//! count, filter bits from the high half.
 //!
 //! The table does not join: emitting rows is the caller's (`npo.rs`). It
 //! also never shrinks or grows: the build side's size is known up front.
@@ -51,12 +52,16 @@ const COUNT_MASK: u64 = (1 << FLAG_SHIFT) - 1;
 /// First bit and width of the overflow key filter in word 0.
 const FILTER_SHIFT: u32 = FLAG_SHIFT + INLINE_TUPLES as u32;
 const FILTER_BITS: u64 = 64 - FILTER_SHIFT as u64;
-/// Build tuples per bucket the table is sized for (at most; between half
-/// and all of it after rounding the bucket count up to a power of two).
-/// One per bucket costs 64 to 128 bytes of table per build tuple but keeps
-/// overflow chains rare: with two, a third of the probes met a full bucket
-/// and the join took about 1.7 times the CPU time (workload A, 2M x 32M).
-const TUPLES_PER_BUCKET: usize = 1;
+/// Build tuples per bucket the table is sized for, in quarters: five
+/// quarters (1.25 a bucket, 51 bytes of table per build tuple). The bucket
+/// count is not rounded to a power of two (a bucket is picked by
+/// multiplying, not masking), so every table has this load: with three
+/// inline slots, about 4% of the build tuples land in overflow chains.
+/// Rounding up to a power of two gave loads between one half and one (64
+/// to 128 bytes a build tuple); two a bucket, rounded, gave a third of the
+/// probes a full bucket and about 1.7 times the CPU time (workload A, 2M x
+/// 32M).
+const QUARTER_TUPLES_PER_BUCKET: usize = 5;
 /// Overflow entries a worker takes at a time.
 const OVERFLOW_BLOCK: usize = 256;
 /// Tables at least this large use transparent huge pages (fewer TLB
@@ -67,8 +72,9 @@ pub(super) const PREFETCH_GROUP: usize = 64;
 
 /// The shared hash table of one build side.
 pub(super) struct SharedTable {
-    buckets: AtomicWords,
-    bucket_mask: usize,
+    table: AtomicWords,
+    /// Number of buckets (below 2^32).
+    buckets: u64,
     overflow: AtomicWords,
     overflow_blocks: usize,
     next_block: AtomicUsize,
@@ -117,7 +123,7 @@ impl SharedTable {
                 "the hash table holds at most {COUNT_MASK} build rows, not {rows}"
             )));
         }
-        let buckets = (rows / TUPLES_PER_BUCKET).max(1).next_power_of_two();
+        let buckets = (rows * 4).div_ceil(QUARTER_TUPLES_PER_BUCKET).max(1);
         let overflow_blocks = rows.div_ceil(OVERFLOW_BLOCK) + pool.workers();
         let bucket_words = buckets * BUCKET_WORDS;
         let huge = if bucket_words * 8 >= HUGE_PAGE_MIN_BYTES {
@@ -127,8 +133,8 @@ impl SharedTable {
         };
         let interleave = || Placement::Interleave(pool.nodes().into_iter().collect::<NodeSet>());
         Ok(Self {
-            buckets: AtomicWords::zeroed(pool.placer(), bucket_words, interleave(), huge)?,
-            bucket_mask: buckets - 1,
+            table: AtomicWords::zeroed(pool.placer(), bucket_words, interleave(), huge)?,
+            buckets: buckets as u64,
             overflow: AtomicWords::zeroed(
                 pool.placer(),
                 overflow_blocks * OVERFLOW_BLOCK * ENTRY_WORDS,
@@ -140,9 +146,9 @@ impl SharedTable {
         })
     }
 
-    /// Number of buckets (a power of two).
+    /// Number of buckets.
     pub(super) fn buckets(&self) -> usize {
-        self.bucket_mask + 1
+        self.buckets as usize
     }
 
     /// The hash every other method takes along with a key.
@@ -151,11 +157,14 @@ impl SharedTable {
         hash64(key)
     }
 
-    /// The bucket of the key with `hash`.
+    /// The bucket of the key with `hash`: the low 32 bits of the hash,
+    /// scaled to the bucket count (multiply and shift, Lemire's "fast
+    /// range"), so the filter's bits (from the high half) stay independent.
     #[inline(always)]
     fn bucket(&self, hash: u64) -> &[AtomicU64] {
-        let start = (hash as usize & self.bucket_mask) * BUCKET_WORDS;
-        &self.buckets.words()[start..start + BUCKET_WORDS]
+        let index = ((hash & 0xFFFF_FFFF) * self.buckets) >> 32;
+        let start = index as usize * BUCKET_WORDS;
+        &self.table.words()[start..start + BUCKET_WORDS]
     }
 
     /// The overflow filter bit of the key with `hash`.
@@ -366,7 +375,7 @@ impl SharedTable {
     {
         for index in buckets {
             let start = index * BUCKET_WORDS;
-            let bucket = &self.buckets.words()[start..start + BUCKET_WORDS];
+            let bucket = &self.table.words()[start..start + BUCKET_WORDS];
             let head = bucket[0].load(Relaxed);
             let count = (head & COUNT_MASK) as usize;
             for slot in 0..count.min(INLINE_TUPLES) {
@@ -466,6 +475,38 @@ mod tests {
             }
         });
         assert_eq!(marked.len(), 10);
+    }
+
+    /// Four buckets per five build tuples, every one of them reachable: the
+    /// scaled hash spreads keys over the whole table, not a power-of-two
+    /// part of it.
+    #[test]
+    fn buckets_are_four_per_five_rows_and_all_are_reached() {
+        let pool = pool(1);
+        let rows = 100_000;
+        let table = SharedTable::new(&pool, rows).unwrap();
+        assert_eq!(table.buckets(), 80_000);
+        let tuples: Vec<Tuple> = (0..rows as u64)
+            .map(|k| Tuple::new(k.wrapping_mul(0x9E37_79B9_7F4A_7C15), k))
+            .collect();
+        table.insert_all(&tuples, &mut OverflowCursor::default());
+        let used = |range: std::ops::Range<usize>| {
+            range
+                .filter(|&b| {
+                    let mut any = false;
+                    table.for_each_tuple(b..b + 1, |_, _, _| any = true);
+                    any
+                })
+                .count()
+        };
+        // At 1.25 tuples a bucket, e^-1.25 (29%) of the buckets stay empty.
+        let all = used(0..80_000) as f64 / 80_000.0;
+        assert!((0.66..0.76).contains(&all), "{all} of the buckets used");
+        let last = used(79_000..80_000) as f64 / 1_000.0;
+        assert!(last > 0.6, "{last} of the last buckets used");
+        for t in tuples.iter().step_by(997) {
+            assert_eq!(matches_of(&table, t.key), [t.payload]);
+        }
     }
 
     #[test]
