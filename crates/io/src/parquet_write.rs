@@ -1,8 +1,9 @@
 //! Parquet files written from record batches as they come: rows are cut
 //! into row groups of about a million, and as soon as a wave of row groups
-//! (as many as there are CPUs) is complete, every field's column chunks of
-//! the wave are encoded and compressed as a task of their own on that many
-//! threads and the chunks are appended in order. The file is the same as
+//! is complete (one, when the table has at least two fields per CPU; else
+//! as many as there are CPUs), every field's column chunks of the wave are
+//! encoded and compressed as a task of their own on that many threads,
+//! the largest first, and the chunks are appended in order. The file is the same as
 //! one written serially, and at most one wave of batches and of encoded
 //! chunks is held; a field's leaves (its levels and value indices, about
 //! ten bytes a row) are made by its task, so only the running tasks' are.
@@ -74,18 +75,31 @@ impl ParquetSink {
     pub(crate) fn push(&mut self, batch: RecordBatch) -> Result<(), ParquetError> {
         self.pending_rows += batch.num_rows();
         self.pending.push(batch);
-        let wave_rows = self.threads * ROW_GROUP_ROWS;
+        let per_wave = self.groups_per_wave();
+        let wave_rows = per_wave * ROW_GROUP_ROWS;
         if self.pending_rows >= wave_rows {
             let mut groups = row_groups(&std::mem::take(&mut self.pending));
             let whole_waves = self.pending_rows / wave_rows;
-            let rest = groups.split_off(whole_waves * self.threads);
+            let rest = groups.split_off(whole_waves * per_wave);
             self.pending_rows -= groups.len() * ROW_GROUP_ROWS;
             self.pending = rest.into_iter().flatten().collect();
-            for wave in groups.chunks(self.threads) {
+            for wave in groups.chunks(per_wave) {
                 self.encode_wave(wave)?;
             }
         }
         Ok(())
+    }
+
+    /// Row groups encoded at once: one when its fields alone give every
+    /// thread two tasks or more, else one per thread (so that a table of
+    /// one or two wide columns still keeps every thread busy). Fewer row
+    /// groups at once hold fewer rows waiting.
+    fn groups_per_wave(&self) -> usize {
+        if self.schema.fields().len() >= 2 * self.threads {
+            1
+        } else {
+            self.threads
+        }
     }
 
     /// Encodes what is left and closes the file.
@@ -152,6 +166,9 @@ impl ParquetSink {
                 });
             }
         }
+        // The largest first, so that no thread is left with a large one
+        // at the end of the wave while the others wait.
+        tasks.sort_by_key(|t| std::cmp::Reverse(t.bytes()));
         let mut chunks = encode_in_parallel(tasks, self.threads)?;
         chunks.sort_unstable_by_key(|(key, _)| *key);
         let mut chunks = chunks.into_iter().peekable();
@@ -247,6 +264,11 @@ struct ColumnTask {
 }
 
 impl ColumnTask {
+    /// The memory its arrays use: a guess at its share of the work.
+    fn bytes(&self) -> usize {
+        self.arrays.iter().map(|a| a.get_array_memory_size()).sum()
+    }
+
     /// Encodes the arrays; the chunks keyed by (row group, column).
     fn encode(mut self) -> Result<Vec<EncodedChunk>, ParquetError> {
         for array in std::mem::take(&mut self.arrays) {
@@ -301,4 +323,38 @@ fn encode_in_parallel(
         chunks.extend(share?);
     }
     Ok(chunks)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn sink_of(fields: usize, threads: usize) -> ParquetSink {
+        let directory = tempfile::tempdir().unwrap();
+        let file = File::create(directory.path().join("t.parquet")).unwrap();
+        let schema: SchemaRef = Arc::new(Schema::new(
+            (0..fields)
+                .map(|i| Field::new(format!("c{i}"), DataType::Int64, false))
+                .collect::<Vec<_>>(),
+        ));
+        let mut sink = ParquetSink::new(file, &schema, ParquetCompression::Zstd).unwrap();
+        sink.threads = threads;
+        sink
+    }
+
+    /// A wide table waits for one row group, a narrow one for a row group
+    /// per thread, so that every thread has work.
+    #[test]
+    fn waves_are_one_row_group_when_the_fields_give_every_thread_two_tasks() {
+        assert_eq!(sink_of(8, 2).groups_per_wave(), 1);
+        assert_eq!(sink_of(4, 2).groups_per_wave(), 1);
+        assert_eq!(sink_of(3, 2).groups_per_wave(), 2);
+        assert_eq!(sink_of(1, 4).groups_per_wave(), 4);
+        assert_eq!(sink_of(16, 8).groups_per_wave(), 1);
+        assert_eq!(sink_of(15, 8).groups_per_wave(), 8);
+    }
 }
