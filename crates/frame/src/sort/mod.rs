@@ -68,19 +68,35 @@ pub struct SortReport {
 }
 
 /// The table a sort reads: borrowed from its caller, or owned, so that a
-/// sort that no longer needs it lets it go early.
-enum Held<'a> {
+/// sort that no longer needs it lets it go early (the sort of one integer
+/// key that is the result's only column drops it once its keys are made,
+/// so the input is not held beside the sort's buffers).
+pub enum SortTable<'a> {
+    /// The caller keeps the table.
     Borrowed(&'a Table),
+    /// The sort may drop the table when it no longer needs it.
     Owned(Table),
 }
 
-impl std::ops::Deref for Held<'_> {
+impl<'a> From<&'a Table> for SortTable<'a> {
+    fn from(table: &'a Table) -> Self {
+        SortTable::Borrowed(table)
+    }
+}
+
+impl From<Table> for SortTable<'_> {
+    fn from(table: Table) -> Self {
+        SortTable::Owned(table)
+    }
+}
+
+impl std::ops::Deref for SortTable<'_> {
     type Target = Table;
 
     fn deref(&self) -> &Table {
         match self {
-            Held::Borrowed(table) => table,
-            Held::Owned(table) => table,
+            SortTable::Borrowed(table) => table,
+            SortTable::Owned(table) => table,
         }
     }
 }
@@ -90,7 +106,7 @@ impl std::ops::Deref for Held<'_> {
 /// pages handed back) once the words are made and found out of order.
 fn keys_only(
     pool: &Pool,
-    table: Held<'_>,
+    table: SortTable<'_>,
     (key, words): (&SortKey, Words),
     (limit, window_rows): (&MemoryLimit, Option<usize>),
     (mut timer, started): (PhaseTimer<'_>, Instant),
@@ -126,7 +142,7 @@ fn keys_only(
         }
         InputOrder::Unsorted => {
             let field = table.schema().field(key.column).clone();
-            if let Held::Owned(table) = table {
+            if let SortTable::Owned(table) = table {
                 drop(table);
                 numakit_placement::sys::release_freed_heap();
             }
@@ -194,10 +210,11 @@ pub fn run(
 /// Sorts `table` as asked, handing the result to `deliver` in order, in
 /// one or more pieces (windows of about `window_rows` rows when it sorts;
 /// `None`: about a million per worker). The report's `seconds` leave out
-/// the time `deliver` takes (its own phase, `deliver result`).
-pub fn run_into(
+/// the time `deliver` takes (its own phase, `deliver result`). A table
+/// given by value may be let go early ([`SortTable`]).
+pub fn run_into<'a>(
     pool: &Pool,
-    table: &Table,
+    table: impl Into<SortTable<'a>>,
     request: &SortRequest,
     window_rows: Option<usize>,
     progress: &dyn Progress,
@@ -205,27 +222,7 @@ pub fn run_into(
 ) -> Result<SortReport> {
     run_held(
         pool,
-        Held::Borrowed(table),
-        request,
-        (window_rows, progress),
-        deliver,
-    )
-}
-
-/// [`run_into`] on a table the sort may let go of: the sort of one integer
-/// key that is the result's only column drops it once its keys are made,
-/// so the input is not held beside the sort's buffers.
-pub fn run_into_owned(
-    pool: &Pool,
-    table: Table,
-    request: &SortRequest,
-    window_rows: Option<usize>,
-    progress: &dyn Progress,
-    deliver: &mut dyn FnMut(Table) -> Result<()>,
-) -> Result<SortReport> {
-    run_held(
-        pool,
-        Held::Owned(table),
+        table.into(),
         request,
         (window_rows, progress),
         deliver,
@@ -234,7 +231,7 @@ pub fn run_into_owned(
 
 fn run_held(
     pool: &Pool,
-    table: Held<'_>,
+    table: SortTable<'_>,
     request: &SortRequest,
     (window_rows, progress): (Option<usize>, &dyn Progress),
     deliver: &mut dyn FnMut(Table) -> Result<()>,
@@ -422,7 +419,7 @@ pub fn sort_input_into(
     if let (Some(sink), true) = (sink.as_deref_mut(), options.reps <= 1 && !options.verify) {
         let mut started = false;
         let window = options.window_rows;
-        let report = run_into_owned(
+        let report = run_into(
             pool,
             table,
             &request,
