@@ -69,8 +69,12 @@ pub enum FrameError {
 
     /// The work would need more memory than the limit allows.
     #[error(
-        "{what} needs about {need} more, but the memory limit is {limit} and {in_use} is in use; \
-         raise --memory-limit, or use less input or fewer columns"
+        "{}",
+        numakit_placement::memory_limit::limit_message(
+            (what, need),
+            (limit, in_use),
+            "use less input or fewer columns"
+        )
     )]
     MemoryLimit {
         /// The step that was refused, naming the option that sized it

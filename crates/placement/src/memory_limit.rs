@@ -23,10 +23,7 @@ use serde::Serialize;
 
 /// A step would need more memory than the limit allows.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{what} needs about {need} more, but the memory limit is {limit} and {in_use} is in use; \
-     raise --memory-limit, or ask for less"
-)]
+#[error("{}", limit_message((what, need), (limit, in_use), "ask for less"))]
 pub struct LimitExceeded {
     /// The step, naming the option that sized it where one did.
     pub what: String,
@@ -36,6 +33,28 @@ pub struct LimitExceeded {
     pub limit: String,
     /// The process's resident size when the check was made, as a human size.
     pub in_use: String,
+}
+
+/// The one line a refused step gives: what it needs more than what is in
+/// use, or, when it asks for nothing more (a check that the process is
+/// still under the limit between pieces of work), that the process is
+/// already over it; then `advice`.
+pub fn limit_message(
+    (what, need): (&str, &str),
+    (limit, in_use): (&str, &str),
+    advice: &str,
+) -> String {
+    if need == human_bytes(0) {
+        format!(
+            "{what}: {in_use} is in use, over the memory limit of {limit}; \
+             raise --memory-limit, or {advice}"
+        )
+    } else {
+        format!(
+            "{what} needs about {need} more, but the memory limit is {limit} and {in_use} is in use; \
+             raise --memory-limit, or {advice}"
+        )
+    }
 }
 
 /// A `--memory-limit` that is not a size or a percentage.
@@ -271,6 +290,14 @@ mod tests {
             "{message}"
         );
         assert!(!message.contains('\n'));
+        // A step that asks for nothing more says the process is over.
+        let message = tiny.check("the groups", 0).unwrap_err().to_string();
+        assert!(
+            message.starts_with("the groups: ")
+                && message.contains("over the memory limit of 1.0 MiB"),
+            "{message}"
+        );
+        assert!(!message.contains("needs about"), "{message}");
         MemoryLimit::unlimited()
             .check("anything", u64::MAX)
             .unwrap();
