@@ -135,8 +135,9 @@ fn width(data_type: &DataType) -> Result<Width> {
 const WINDOW_ROWS_PER_WORKER: usize = 1 << 20;
 
 /// Sorts the words (the sort's own chunks) and hands the sorted column,
-/// of `field`'s name and type, to `deliver` a window at a time (about `window_rows` rows; `None`: about
-/// a million per worker); the phases, and the seconds spent handing on.
+/// of `field`'s name and type, to `deliver` a window at a time (about
+/// `window_rows` rows; `None`: about a million per worker); the phases,
+/// and the seconds spent handing on.
 pub(crate) fn sort(
     pool: &Pool,
     (field, descending): (Field, bool),

@@ -2,11 +2,12 @@
 //! into row groups of about a million, and as soon as a wave of row groups
 //! is complete (one, when the table has at least two fields per CPU; else
 //! as many as there are CPUs), every field's column chunks of the wave are
-//! encoded and compressed as a task of their own on that many threads,
-//! the largest first, and the chunks are appended in order. The file is the same as
-//! one written serially, and at most one wave of batches and of encoded
-//! chunks is held; a field's leaves (its levels and value indices, about
-//! ten bytes a row) are made by its task, so only the running tasks' are.
+//! encoded and compressed as a task of their own on that many threads, the
+//! largest first, and the chunks are appended in order. The file is the
+//! same as one written serially, and at most one wave of batches and of
+//! encoded chunks is held; a field's leaves (its levels and value indices,
+//! about ten bytes a row) are made by its task, so only the running
+//! tasks' are.
 //!
 //! Zstandard level 1 by default. Which columns are dictionary encoded is
 //! decided on the first wave's rows (`dictionary_choice`), so the file is
@@ -40,6 +41,8 @@ pub(crate) struct ParquetSink {
     codec: Compression,
     open: Option<(SerializedFileWriter<File>, ArrowRowGroupWriterFactory)>,
     schema: SchemaRef,
+    /// Parquet columns (writers) per field of `schema`.
+    leaf_counts: Vec<usize>,
     /// Batches not yet encoded, and their rows.
     pending: Vec<RecordBatch>,
     pending_rows: usize,
@@ -64,6 +67,7 @@ impl ParquetSink {
             codec,
             open: None,
             schema: schema.clone(),
+            leaf_counts: leaf_counts(schema)?,
             pending: Vec::new(),
             pending_rows: 0,
             groups: 0,
@@ -147,14 +151,14 @@ impl ParquetSink {
             .open
             .as_mut()
             .ok_or_else(|| ParquetError::General("the Parquet file was closed".into()))?;
-        let leaf_counts = leaf_counts(&self.schema)?;
         let mut tasks = Vec::new();
         for (offset, group) in wave.iter().enumerate() {
             let mut writers = factory
                 .create_column_writers(self.groups + offset)?
                 .into_iter();
             let mut column = 0;
-            for (f, (field, &leaves)) in self.schema.fields().iter().zip(&leaf_counts).enumerate() {
+            let fields = self.schema.fields().iter().zip(&self.leaf_counts);
+            for (f, (field, &leaves)) in fields.enumerate() {
                 let writers: Vec<(usize, ArrowColumnWriter)> =
                     (column..column + leaves).zip(writers.by_ref()).collect();
                 column += leaves;

@@ -220,22 +220,7 @@ pub fn run_into<'a>(
     progress: &dyn Progress,
     deliver: &mut dyn FnMut(Table) -> Result<()>,
 ) -> Result<SortReport> {
-    run_held(
-        pool,
-        table.into(),
-        request,
-        (window_rows, progress),
-        deliver,
-    )
-}
-
-fn run_held(
-    pool: &Pool,
-    table: SortTable<'_>,
-    request: &SortRequest,
-    (window_rows, progress): (Option<usize>, &dyn Progress),
-    deliver: &mut dyn FnMut(Table) -> Result<()>,
-) -> Result<SortReport> {
+    let table: SortTable<'_> = table.into();
     let started = Instant::now();
     if request.by.is_empty() {
         return Err(FrameError::InvalidRequest(
