@@ -11,6 +11,7 @@ use numakit_cli::dispatch;
 use numakit_cli::process::{allocator, closed_pipe, logger, signals};
 
 fn main() -> ExitCode {
+    allocator::restart_with_huge_pages();
     closed_pipe::end_quietly_when_stdout_closes();
     signals::remove_temporary_files_on_interrupt();
     allocator::keep_freed_memory();

@@ -412,3 +412,65 @@ fn every_pool_command_takes_the_same_worker_options() {
     let report = json_of(&one_cpu);
     assert_eq!(report["threads"].as_u64(), Some(1), "{report}");
 }
+
+/// numakit restarts itself once with glibc's huge pages for its large
+/// allocations (`glibc.malloc.hugetlb=1` added to `GLIBC_TUNABLES`), also
+/// when the user set other tunables, and leaves a user's own huge-page
+/// setting be. Seen on the running process (the restart is an `exec`: the
+/// same process): the marker in its environment, and its heap's mapping
+/// flagged for huge pages (`hg` in smaps), which nothing else asks for in
+/// this command. (glibc may rewrite `GLIBC_TUNABLES` in place once it has
+/// read it, so the variable itself is not compared.)
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn numakit_runs_with_huge_pages_from_the_c_allocator() {
+    if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+        return;
+    }
+    // (restarted, mappings flagged for huge pages) of a running numakit.
+    let seen_with = |tunables: Option<&str>| -> (bool, usize) {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_numakit"));
+        command
+            .args(["--quiet", "bench", "locks", "--json", "--locks", "ticket"])
+            .args(["--threads", "1", "--ms", "3000", "--reps", "1"])
+            .env_remove("NUMAKIT_ALLOCATOR_TUNED")
+            .stdout(std::process::Stdio::null());
+        match tunables {
+            Some(t) => command.env("GLIBC_TUNABLES", t),
+            None => command.env_remove("GLIBC_TUNABLES"),
+        };
+        let mut child = command.spawn().expect("numakit should start");
+        let read = |file: &str| {
+            std::fs::read(format!("/proc/{}/{file}", child.id()))
+                .map(|b| String::from_utf8_lossy(&b).replace('\0', "\n"))
+                .unwrap_or_default()
+        };
+        // Long enough for the restart and the first allocations.
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        let restarted = read("environ")
+            .lines()
+            .any(|l| l == "NUMAKIT_ALLOCATOR_TUNED=1");
+        let huge = read("smaps")
+            .lines()
+            .filter(|l| l.starts_with("VmFlags:") && l.split(' ').any(|f| f == "hg"))
+            .count();
+        let _ = child.kill();
+        let _ = child.wait();
+        (restarted, huge)
+    };
+    let (restarted, huge) = seen_with(None);
+    assert!(
+        restarted && huge > 0,
+        "restarted {restarted}, {huge} huge-page mappings"
+    );
+    let (restarted, huge) = seen_with(Some("glibc.malloc.arena_max=4"));
+    assert!(
+        restarted && huge > 0,
+        "restarted {restarted}, {huge} huge-page mappings"
+    );
+    let (restarted, huge) = seen_with(Some("glibc.malloc.hugetlb=0"));
+    assert!(
+        !restarted && huge == 0,
+        "restarted {restarted}, {huge} huge-page mappings"
+    );
+}
