@@ -111,7 +111,7 @@ impl GroupIndex {
     }
 
     /// Whether lookups are likely to miss the cache: a hash index over
-    /// more than [`PREFETCH_BYTES`] of slots.
+    /// more than `PREFETCH_BYTES` (1 MiB) of slots.
     pub fn outgrows_cache(&self) -> bool {
         matches!(self, GroupIndex::Hashed(h) if h.slots.len() * std::mem::size_of::<Slot>() > PREFETCH_BYTES)
     }
@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn small_indexes_stay_sparse_and_large_ones_at_most_half_full() {
         let mut index = HashIndex::with_capacity(8);
-        let mut add = |index: &mut HashIndex, groups: u64| {
+        let add = |index: &mut HashIndex, groups: u64| {
             for c in 0..groups {
                 index.group(Some(c.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
             }
