@@ -36,9 +36,18 @@ impl GroupIndex {
         }
     }
 
-    /// A hash index sized for about `groups` groups.
+    /// A hash index sized for about `groups` groups, kept sparse while it
+    /// fits the second-level cache (fast lookups; a worker's one table).
     pub fn hashed(groups: usize) -> Self {
-        GroupIndex::Hashed(HashIndex::with_capacity(groups))
+        GroupIndex::Hashed(HashIndex::with_capacity(groups, true))
+    }
+
+    /// A hash index sized for about `groups` groups, kept a quarter full
+    /// while small: for one partition of many that all live at once (the
+    /// radix path), where a sparse index would multiply their memory and
+    /// push each out of the cache between its turns.
+    pub fn hashed_compact(groups: usize) -> Self {
+        GroupIndex::Hashed(HashIndex::with_capacity(groups, false))
     }
 
     /// A dense index (codes numbered from 0 as they come).
@@ -102,6 +111,14 @@ impl GroupIndex {
         }
     }
 
+    /// Bytes of the hash slots (0 for indexes that do not hash).
+    pub fn slot_bytes(&self) -> usize {
+        match self {
+            GroupIndex::Hashed(h) => h.slots.len() * std::mem::size_of::<Slot>(),
+            _ => 0,
+        }
+    }
+
     /// Every group's code, in group order.
     pub fn into_codes(self) -> Vec<Option<u64>> {
         match self {
@@ -110,10 +127,21 @@ impl GroupIndex {
         }
     }
 
-    /// Whether lookups are likely to miss the cache: a hash index over
-    /// more than `PREFETCH_BYTES` (1 MiB) of slots.
+    /// Whether lookups are likely to miss the cache: a sparse hash index
+    /// over more than `PREFETCH_BYTES` (1 MiB) of slots, a compact one
+    /// over more than `COMPACT_PREFETCH_BYTES` (64 KiB).
     pub fn outgrows_cache(&self) -> bool {
-        matches!(self, GroupIndex::Hashed(h) if h.slots.len() * std::mem::size_of::<Slot>() > PREFETCH_BYTES)
+        match self {
+            GroupIndex::Hashed(h) => {
+                let limit = if h.sparse {
+                    PREFETCH_BYTES
+                } else {
+                    COMPACT_PREFETCH_BYTES
+                };
+                h.slots.len() * std::mem::size_of::<Slot>() > limit
+            }
+            _ => false,
+        }
     }
 
     /// Asks for the cache line that `code`'s lookup will read first (a
@@ -148,6 +176,10 @@ const SPARSE_SLOTS: usize = 1 << 16;
 /// Slot tables larger than this miss the second-level cache, so lookups
 /// ask for their slots ahead (prefetching a slot that is there only costs).
 const PREFETCH_BYTES: usize = 1 << 20;
+/// A compact index (one partition of many, see
+/// [`GroupIndex::hashed_compact`]) prefetches from this size up, and is
+/// kept at most a quarter full below [`SPARSE_SLOTS`].
+const COMPACT_PREFETCH_BYTES: usize = 64 << 10;
 
 /// One slot of a [`HashIndex`]: a code and its group number + 1 (0 marks
 /// an empty slot), side by side so that a probe costs one cache line.
@@ -165,16 +197,19 @@ pub struct HashIndex {
     /// The code of each group, in group order.
     codes: Vec<Option<u64>>,
     null_group: Option<u32>,
+    /// Kept sparse while small (else compact: a quarter full).
+    sparse: bool,
 }
 
 impl HashIndex {
-    fn with_capacity(groups: usize) -> Self {
+    fn with_capacity(groups: usize, sparse: bool) -> Self {
         let capacity = (groups.max(8) * 2).next_power_of_two();
         HashIndex {
             slots: vec![Slot::default(); capacity],
             mask: capacity - 1,
             codes: Vec::with_capacity(groups.min(1 << 20)),
             null_group: None,
+            sparse,
         }
     }
 
@@ -229,8 +264,16 @@ impl HashIndex {
     /// an eighth full while it fits the second-level cache (fewer
     /// collisions, so fewer mispredicted probe loops, for memory that does
     /// not matter), half full once larger.
+    /// A compact index: a quarter full below [`SPARSE_SLOTS`].
     #[inline(always)]
     fn spread(&self) -> usize {
+        if !self.sparse {
+            return if self.slots.len() < SPARSE_SLOTS {
+                4
+            } else {
+                2
+            };
+        }
         if self.slots.len() < SPARSEST_SLOTS {
             16
         } else if self.slots.len() < SPARSE_SLOTS {
@@ -317,7 +360,16 @@ mod tests {
 
     #[test]
     fn small_indexes_stay_sparse_and_large_ones_at_most_half_full() {
-        let mut index = HashIndex::with_capacity(8);
+        let mut compact = HashIndex::with_capacity(8, false);
+        for c in 0..4096u64 {
+            compact.group(Some(c));
+        }
+        assert_eq!(
+            compact.slots.len(),
+            16 * 1024,
+            "a compact index stays a quarter full"
+        );
+        let mut index = HashIndex::with_capacity(8, true);
         let add = |index: &mut HashIndex, groups: u64| {
             for c in 0..groups {
                 index.group(Some(c.wrapping_mul(0x9E37_79B9_7F4A_7C15)));

@@ -261,6 +261,15 @@ impl Partial {
         Partial { index, groups }
     }
 
+    /// No groups yet, for one hash partition of many that live at once (a
+    /// compact hash index: see [`GroupIndex::hashed_compact`]).
+    pub fn for_partition(specs: &[AggSpec]) -> Self {
+        let index = GroupIndex::hashed_compact(1024);
+        let mut groups = Groups::new(specs);
+        groups.grow(index.groups().max(16));
+        Partial { index, groups }
+    }
+
     /// No groups yet, for codes numbered densely from 0 (a dictionary's):
     /// a code is its own group number, with no hashing.
     pub fn dense(specs: &[AggSpec]) -> Self {

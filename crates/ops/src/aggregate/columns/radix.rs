@@ -194,7 +194,7 @@ impl RadixWorker {
             keyless: vec![Vec::new(); partitions],
             columns: Vec::new(),
             parts: (0..partitions)
-                .map(|p| (shared.owner(p) == index).then(|| Partial::new(specs, None, 1024)))
+                .map(|p| (shared.owner(p) == index).then(|| Partial::for_partition(specs)))
                 .collect(),
             slots: Vec::with_capacity(CHUNK_ROWS),
         }
@@ -353,7 +353,7 @@ impl RadixWorker {
         if owner == self.index {
             let mut part = self.parts[p]
                 .take()
-                .unwrap_or_else(|| Partial::new(specs, None, 1024));
+                .unwrap_or_else(|| Partial::for_partition(specs));
             let added = part.add(&self.buffered(p), specs);
             shared.groups[p].store(part.groups(), Ordering::Relaxed);
             self.parts[p] = Some(part);
@@ -399,7 +399,7 @@ impl RadixWorker {
     fn empty_inbox(&mut self, shared: &RadixShared, specs: &[AggSpec]) -> Result<()> {
         for batch in shared.take_inbox(self.index)? {
             let p = batch.partition;
-            let part = self.parts[p].get_or_insert_with(|| Partial::new(specs, None, 1024));
+            let part = self.parts[p].get_or_insert_with(|| Partial::for_partition(specs));
             part.add(&batch.segment(), specs)?;
             shared.groups[p].store(part.groups(), Ordering::Relaxed);
         }
@@ -434,7 +434,7 @@ impl RadixWorker {
                     continue;
                 }
                 self.parts[p]
-                    .get_or_insert_with(|| Partial::new(specs, None, 1024))
+                    .get_or_insert_with(|| Partial::for_partition(specs))
                     .merge_group(partial, g, specs)?;
             }
         }

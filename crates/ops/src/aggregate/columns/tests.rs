@@ -329,3 +329,42 @@ fn wide_sums_are_exact_even_when_they_leave_128_bits_on_the_way() {
         assert_eq!(groups.states[0].exact_sum(0), want, "{values:?}");
     }
 }
+
+/// A worker's own table is kept sparse while small (fast lookups); the
+/// partitions of the radix path, which all live at once, stay compact
+/// (a sparse index there cost groupby 2^20 a quarter more memory and
+/// time).
+#[test]
+fn partitions_keep_compact_indexes_and_a_workers_table_a_sparse_one() {
+    let specs = [AggSpec {
+        column: 0,
+        func: Func::Sum,
+        float: false,
+    }];
+    let codes: Vec<u64> = (0..4096u64)
+        .map(|c| c.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect();
+    let values: Vec<i64> = vec![1; codes.len()];
+    let segment = Segment {
+        codes: &codes,
+        keyless: &[],
+        columns: vec![ValueColumn {
+            values: Values::I64(&values),
+            valid: None,
+        }],
+    };
+    let mut partition = Partial::for_partition(&specs);
+    let mut own = Partial::new(&specs, None, 1024);
+    partition.add(&segment, &specs).unwrap();
+    own.add(&segment, &specs).unwrap();
+    assert_eq!((partition.groups(), own.groups()), (4096, 4096));
+    assert_eq!(
+        partition.index.slot_bytes(),
+        16 * 1024 * 16,
+        "a quarter full"
+    );
+    assert!(
+        own.index.slot_bytes() >= 8 * 4096 * 16,
+        "an eighth full at most"
+    );
+}
