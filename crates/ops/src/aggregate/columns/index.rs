@@ -167,8 +167,9 @@ impl GroupIndex {
 /// full: a row whose code is not in its first slot costs a mispredicted
 /// branch, about as much as the rest of its lookup, and at a quarter full
 /// one row in eight was such a row. Measured on 32M rows of 2^10 random
-/// keys, one thread: a quarter full 7.2-8.1 ns a row (lookup and a sum),
-/// an eighth 5.7-6.0, a sixteenth 4.6-4.7.
+/// keys, one thread (minima of seven runs, over several trials): a
+/// quarter full 7.2-8.8 ns a row (lookup and a sum), an eighth 5.7-6.3,
+/// a sixteenth 4.6-6.0.
 const SPARSEST_SLOTS: usize = 1 << 14;
 /// Below this many slots (1 MiB, the second-level cache) an index is kept
 /// at most an eighth full; larger ones at most half full.
@@ -260,11 +261,11 @@ impl HashIndex {
         }
     }
 
-    /// Slots per group at least before the index doubles: a sixteenth or
-    /// an eighth full while it fits the second-level cache (fewer
-    /// collisions, so fewer mispredicted probe loops, for memory that does
-    /// not matter), half full once larger.
-    /// A compact index: a quarter full below [`SPARSE_SLOTS`].
+    /// Slots per group at least before the index doubles. A sparse index:
+    /// a sixteenth or an eighth full while it fits the second-level cache
+    /// (fewer collisions, so fewer mispredicted probe loops, for memory
+    /// that does not matter). A compact one: a quarter full below
+    /// [`SPARSE_SLOTS`]. Both half full once larger.
     #[inline(always)]
     fn spread(&self) -> usize {
         if !self.sparse {

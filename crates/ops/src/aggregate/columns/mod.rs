@@ -256,6 +256,10 @@ impl Partial {
             Some(max) => GroupIndex::direct(max),
             None => GroupIndex::hashed(expected.min(1 << 22)),
         };
+        Partial::with_index(index, specs)
+    }
+
+    fn with_index(index: GroupIndex, specs: &[AggSpec]) -> Self {
         let mut groups = Groups::new(specs);
         groups.grow(index.groups().max(16));
         Partial { index, groups }
@@ -264,10 +268,7 @@ impl Partial {
     /// No groups yet, for one hash partition of many that live at once (a
     /// compact hash index: see [`GroupIndex::hashed_compact`]).
     pub fn for_partition(specs: &[AggSpec]) -> Self {
-        let index = GroupIndex::hashed_compact(1024);
-        let mut groups = Groups::new(specs);
-        groups.grow(index.groups().max(16));
-        Partial { index, groups }
+        Partial::with_index(GroupIndex::hashed_compact(1024), specs)
     }
 
     /// No groups yet, for codes numbered densely from 0 (a dictionary's):
