@@ -396,6 +396,14 @@ fn the_one_value_path_agrees_with_the_reference_for_every_method() {
                     // `auto` may choose either path.
                     if method != AggMethod::Auto {
                         prop_assert_eq!(report.path, AggregatePath::OneValue, "{}", report.reason);
+                        // Its time outside the kernels is reported too.
+                        let names: Vec<&str> =
+                            report.phases.iter().map(|p| p.name.as_str()).collect();
+                        prop_assert!(
+                            names.contains(&"make tuples") && names.contains(&"convert groups"),
+                            "{:?}",
+                            names
+                        );
                     }
                 }
                 Ok(())

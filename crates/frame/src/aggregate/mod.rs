@@ -689,14 +689,22 @@ fn one_value_path(
     request
         .memory_limit
         .check("the group-by's tuples", table.rows() as u64 * TUPLE_BYTES)?;
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("make tuples");
     let relation = relation_of(pool, table, &keys.parts, |p, r| value(p, r) as u64)?;
+    let mut phases = timer.finish();
     let options = AggOptions {
         cost_model: request.cost_model.clone(),
         ..AggOptions::new(request.method.unwrap_or(AggMethod::Auto))
     };
     let mut result = kernels::aggregate(pool, &relation, &options, progress)?;
+    phases.append(&mut result.phases);
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("free tuples");
     drop(relation);
+    timer.start("convert groups");
     let mut groups = groups_of_lists(pool, std::mem::take(&mut result.groups), &kernels.unique)?;
+    phases.extend(timer.finish());
     if keys.has_null_keys() {
         let (mut count, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
         for (p, part) in keys.parts.iter().enumerate() {
@@ -725,7 +733,7 @@ fn one_value_path(
         },
         estimated_groups: result.estimated_groups,
         direct: None,
-        phases: result.phases,
+        phases,
     })
 }
 
@@ -748,15 +756,73 @@ fn groups_of_lists(
                 .lock()
                 .map(|mut l| std::mem::take(&mut *l))
                 .unwrap_or_default();
-            let rows: Vec<u64> = list.iter().map(|g| g.count).collect();
-            let states = states_of(specs, &rows, list.iter().map(|g| (g.sum, g.min, g.max)));
-            Groups {
-                codes: list.iter().map(|g| Some(g.key)).collect(),
-                rows,
-                states,
-            }
+            groups_of_list(specs, list)
         },
     )
+}
+
+/// One kernel list as [`Groups`], in one pass over the list (it is read
+/// from memory once, not once per column).
+fn groups_of_list(specs: &[AggSpec], list: Vec<kernels::Group>) -> Groups {
+    let n = list.len();
+    let mut codes = Vec::with_capacity(n);
+    let mut rows = Vec::with_capacity(n);
+    let mut sums = Vec::with_capacity(if wants(specs, Func::Sum) { n } else { 0 });
+    let mut mins = Vec::with_capacity(if wants(specs, Func::Min) { n } else { 0 });
+    let mut maxes = Vec::with_capacity(if wants(specs, Func::Max) { n } else { 0 });
+    for g in &list {
+        codes.push(Some(g.key));
+        rows.push(g.count);
+        if sums.capacity() > 0 {
+            sums.push(g.sum);
+        }
+        if mins.capacity() > 0 {
+            mins.push(i128::from(g.min));
+        }
+        if maxes.capacity() > 0 {
+            maxes.push(i128::from(g.max));
+        }
+    }
+    drop(list);
+    // Each list goes to the last spec that wants it; earlier ones copy it
+    // (the specs are unique, so with one value column there are none).
+    let hand = |values: &mut Vec<i128>, k: usize| {
+        if specs[k + 1..].iter().any(|s| s.func == specs[k].func) {
+            values.clone()
+        } else {
+            std::mem::take(values)
+        }
+    };
+    let states = (0..specs.len())
+        .map(|k| {
+            let nulls = vec![0; n];
+            match specs[k].func {
+                Func::Count => State::Count { nulls },
+                Func::Sum => State::SumInt {
+                    sum: hand(&mut sums, k),
+                    carry: vec![0; n],
+                    nulls,
+                },
+                Func::Min => State::MinInt {
+                    v: hand(&mut mins, k),
+                    nulls,
+                },
+                Func::Max => State::MaxInt {
+                    v: hand(&mut maxes, k),
+                    nulls,
+                },
+            }
+        })
+        .collect();
+    Groups {
+        codes,
+        rows,
+        states,
+    }
+}
+
+fn wants(specs: &[AggSpec], func: Func) -> bool {
+    specs.iter().any(|s| s.func == func)
 }
 
 /// Kernel states from (sum, min, max) per group, all values present: only

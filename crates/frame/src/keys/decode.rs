@@ -28,7 +28,7 @@ pub(crate) fn float_from_order(code: u64) -> f64 {
 macro_rules! primitive {
     ($t:ty, $native:ty, $values:expr) => {
         Arc::new(PrimitiveArray::<$t>::from_iter(
-            $values.iter().map(|v| v.map(|v| v as $native)),
+            $values.map(|v| v.map(|v| v as $native)),
         )) as ArrayRef
     };
 }
@@ -46,8 +46,17 @@ pub(crate) fn retyped(array: ArrayRef, data_type: &DataType) -> Result<ArrayRef>
 
 /// An array of `data_type` holding `values` (numbers in the column's own
 /// units; floats as total-order codes), `None` as null.
-pub(crate) fn numbers_array(values: &[Option<i128>], data_type: &DataType) -> Result<ArrayRef> {
+///
+/// The values are taken one by one, straight into the array: a caller
+/// passes an iterator over its groups, not a list of 16 bytes and a flag
+/// per group (for 16M groups that list alone was half a gigabyte of fresh
+/// pages to fault in and zero).
+pub(crate) fn numbers_array(
+    values: impl IntoIterator<Item = Option<i128>>,
+    data_type: &DataType,
+) -> Result<ArrayRef> {
     use DataType::*;
+    let values = values.into_iter();
     Ok(match data_type {
         Int8 => primitive!(Int8Type, i8, values),
         Int16 => primitive!(Int16Type, i16, values),
@@ -62,26 +71,24 @@ pub(crate) fn numbers_array(values: &[Option<i128>], data_type: &DataType) -> Re
             retyped(primitive!(Int64Type, i64, values), data_type)?
         }
         Decimal32(p, s) => Arc::new(
-            PrimitiveArray::<Decimal32Type>::from_iter(values.iter().map(|v| v.map(|v| v as i32)))
+            PrimitiveArray::<Decimal32Type>::from_iter(values.map(|v| v.map(|v| v as i32)))
                 .with_precision_and_scale(*p, *s)
                 .map_err(|e| FrameError::arrow("rebuilding a key column", e))?,
         ),
         Decimal64(p, s) => Arc::new(
-            PrimitiveArray::<Decimal64Type>::from_iter(values.iter().map(|v| v.map(|v| v as i64)))
+            PrimitiveArray::<Decimal64Type>::from_iter(values.map(|v| v.map(|v| v as i64)))
                 .with_precision_and_scale(*p, *s)
                 .map_err(|e| FrameError::arrow("rebuilding a key column", e))?,
         ),
         Decimal128(p, s) => Arc::new(
-            PrimitiveArray::<Decimal128Type>::from_iter(values.iter().copied())
+            PrimitiveArray::<Decimal128Type>::from_iter(values)
                 .with_precision_and_scale(*p, *s)
                 .map_err(|e| FrameError::arrow("rebuilding a key column", e))?,
         ),
-        Boolean => Arc::new(BooleanArray::from_iter(
-            values.iter().map(|v| v.map(|v| v != 0)),
-        )),
+        Boolean => Arc::new(BooleanArray::from_iter(values.map(|v| v.map(|v| v != 0)))),
         Float16 | Float32 | Float64 => {
             let floats: ArrayRef = Arc::new(Float64Array::from_iter(
-                values.iter().map(|v| v.map(|v| float_from_order(v as u64))),
+                values.map(|v| v.map(|v| float_from_order(v as u64))),
             ));
             if data_type == &Float64 {
                 floats
@@ -210,7 +217,7 @@ mod tests {
             DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
             DataType::Decimal128(10, 2),
         ] {
-            let array = numbers_array(&values, &dt).unwrap();
+            let array = numbers_array(values.iter().copied(), &dt).unwrap();
             assert_eq!(array.data_type(), &dt);
             assert_eq!(array.len(), 3);
             assert!(array.is_null(1));
@@ -219,7 +226,7 @@ mod tests {
             Some(float_order(-2.5) as i128),
             Some(float_order(f64::NAN) as i128),
         ];
-        let array = numbers_array(&floats, &DataType::Float32).unwrap();
+        let array = numbers_array(floats.iter().copied(), &DataType::Float32).unwrap();
         let array = array.as_primitive::<Float32Type>();
         assert_eq!(array.value(0), -2.5);
         assert!(array.value(1).is_nan());

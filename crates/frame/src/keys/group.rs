@@ -161,26 +161,22 @@ pub(crate) fn decode_column(
 ) -> Result<ArrayRef> {
     match meaning {
         Meaning::Raw { signed } => {
-            let values: Vec<Option<i128>> = codes
-                .iter()
-                .map(|c| {
-                    c.map(|c| {
-                        if *signed {
-                            i128::from(c as i64)
-                        } else {
-                            i128::from(c)
-                        }
-                    })
+            let values = codes.iter().map(|c| {
+                c.map(|c| {
+                    if *signed {
+                        i128::from(c as i64)
+                    } else {
+                        i128::from(c)
+                    }
                 })
-                .collect();
-            numbers_array(&values, table.schema().field(column).data_type())
+            });
+            numbers_array(values, table.schema().field(column).data_type())
         }
         Meaning::Offset { lo, multiplier } => {
-            let values: Vec<Option<i128>> = codes
+            let values = codes
                 .iter()
-                .map(|c| c.map(|c| (i128::from(c) + lo) / multiplier))
-                .collect();
-            numbers_array(&values, table.schema().field(column).data_type())
+                .map(|c| c.map(|c| (i128::from(c) + lo) / multiplier));
+            numbers_array(values, table.schema().field(column).data_type())
         }
         Meaning::Rows { representatives } => {
             let rows: Vec<Option<RowRef>> = codes

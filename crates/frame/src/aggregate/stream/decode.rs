@@ -63,17 +63,14 @@ fn decode_column(
             decode_codes(coder, data_type, &codes)
         }
         Coder::Wide(_) => {
-            let numbers: Vec<Option<i128>> = values
-                .iter()
-                .map(|v| {
-                    v.as_ref().map(|v| {
-                        let mut b = [0u8; 16];
-                        b.copy_from_slice(&v[4..20]);
-                        i128::from_be_bytes(b)
-                    })
+            let numbers = values.iter().map(|v| {
+                v.as_ref().map(|v| {
+                    let mut b = [0u8; 16];
+                    b.copy_from_slice(&v[4..20]);
+                    i128::from_be_bytes(b)
                 })
-                .collect();
-            numbers_array(&numbers, data_type)
+            });
+            numbers_array(numbers, data_type)
         }
         Coder::Bytes(_) => {
             let text = matches!(value_type_of_bytes(data_type), Some(true));
@@ -108,21 +105,25 @@ pub(super) fn decode_codes(
     data_type: &DataType,
     codes: &[Option<u64>],
 ) -> Result<ArrayRef> {
-    let numbers: Vec<Option<i128>> = match coder {
-        Coder::Raw { signed: true } => codes
-            .iter()
-            .map(|c| c.map(|c| i128::from(c as i64)))
-            .collect(),
-        Coder::Raw { signed: false } | Coder::Float => {
-            codes.iter().map(|c| c.map(i128::from)).collect()
-        }
+    let signed = match coder {
+        Coder::Raw { signed } => *signed,
+        Coder::Float => false,
         _ => {
             return Err(FrameError::InvalidRequest(format!(
                 "a {data_type} key has no codes of its own values"
             )))
         }
     };
-    numbers_array(&numbers, data_type)
+    let numbers = codes.iter().map(|c| {
+        c.map(|c| {
+            if signed {
+                i128::from(c as i64)
+            } else {
+                i128::from(c)
+            }
+        })
+    });
+    numbers_array(numbers, data_type)
 }
 
 /// Whether a string-or-binary type holds text.
