@@ -22,7 +22,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use numakit_placement::{BufferOptions, NodeBuffer, Placement};
+use numakit_placement::{BufferOptions, HugePages, NodeBuffer, Placement};
 use numakit_pool::{NodeSlice, Pool};
 use numakit_topology::NodeId;
 
@@ -59,6 +59,15 @@ pub trait NodeChunk: Send + Sized {
 
 /// An uninitialised (zeroed) chunk of `len` values bound to `node`; its
 /// pages are touched by whoever writes it first.
+///
+/// A chunk of [`recycle::HUGE_PAGES_FROM_BYTES`] or more takes
+/// transparent huge pages, as the partitioner's large buffers do: it is
+/// still bound to `node` (the policy places every huge page), and filling
+/// it costs one fault per 2 MiB instead of per 4 KiB. Measured on this
+/// VM, fresh processes, 2 threads: the in-memory join of 4M x 64M keys
+/// built its relations in 0.32-0.41 s instead of 0.69-0.83 s, and the
+/// group-by of 2^24 keys its tuples in 0.21 s instead of 0.56-0.67 s
+/// (and freed them in no time instead of 0.12 s).
 pub(crate) fn alloc_chunk<C: NodeChunk>(
     pool: &Pool,
     worker: usize,
@@ -67,6 +76,10 @@ pub(crate) fn alloc_chunk<C: NodeChunk>(
 ) -> Result<C> {
     let mut options = BufferOptions::new(Placement::OnNode(node));
     options.prefault = false;
+    let bytes = len.saturating_mul(std::mem::size_of::<C::Item>());
+    if bytes >= recycle::HUGE_PAGES_FROM_BYTES {
+        options.huge_pages = HugePages::Transparent;
+    }
     let values = NodeBuffer::with_options(pool.placer(), len, options)?;
     Ok(C::from_parts(worker, node, values))
 }
@@ -298,6 +311,17 @@ impl<C: NodeChunk> Drop for Chunked<C> {
 mod tests {
     use super::*;
     use crate::testing::pool;
+
+    #[test]
+    fn large_chunks_take_huge_pages_and_small_ones_base_pages() {
+        let pool = pool(1);
+        let node = pool.nodes()[0];
+        let tuples = recycle::HUGE_PAGES_FROM_BYTES / std::mem::size_of::<Tuple>();
+        let large = Chunk::alloc(&pool, 0, node, tuples).unwrap();
+        assert_eq!(large.tuples.huge_pages(), HugePages::Transparent);
+        let small = Chunk::alloc(&pool, 0, node, tuples - 1).unwrap();
+        assert_eq!(small.tuples.huge_pages(), HugePages::Never);
+    }
 
     #[test]
     fn from_fn_does_not_depend_on_the_worker_count() {
