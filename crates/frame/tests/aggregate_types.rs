@@ -396,11 +396,15 @@ fn the_one_value_path_agrees_with_the_reference_for_every_method() {
                     // `auto` may choose either path.
                     if method != AggMethod::Auto {
                         prop_assert_eq!(report.path, AggregatePath::OneValue, "{}", report.reason);
-                        // Its time outside the kernels is reported too.
+                        // Its time outside the kernels is reported too; the
+                        // partitioned method scatters from the columns, every
+                        // other one first makes tuples of them.
                         let names: Vec<&str> =
                             report.phases.iter().map(|p| p.name.as_str()).collect();
-                        prop_assert!(
-                            names.contains(&"make tuples") && names.contains(&"convert groups"),
+                        prop_assert!(names.contains(&"convert groups"), "{:?}", names);
+                        prop_assert_eq!(
+                            names.contains(&"make tuples"),
+                            method != AggMethod::Partitioned,
                             "{:?}",
                             names
                         );

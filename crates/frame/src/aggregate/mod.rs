@@ -33,16 +33,17 @@ use serde::Serialize;
 use numakit_ops::aggregate::columns::{
     self, AggSpec, ColumnsOptions, Func, Groups, Segment, State, Values,
 };
+use numakit_ops::aggregate::source::{ColumnSegment, ColumnSource};
 use numakit_ops::aggregate::{self as kernels, AggMethod, AggOptions};
 use numakit_ops::timing::{PhaseTime, PhaseTimer, Progress};
 use numakit_pool::Pool;
 
 use crate::error::{FrameError, Result};
 use crate::input::Input;
-use crate::keys::{GroupKeys, KeyEncoding};
+use crate::keys::{GroupKeys, KeyEncoding, PartCodes};
 use crate::load::LoadStats;
 use crate::par::try_per_item;
-use crate::relation::{relation_of, TUPLE_BYTES};
+use crate::relation::TUPLE_BYTES;
 use crate::table::Table;
 use crate::RunOptions;
 
@@ -689,19 +690,14 @@ fn one_value_path(
     request
         .memory_limit
         .check("the group-by's tuples", table.rows() as u64 * TUPLE_BYTES)?;
-    let mut timer = PhaseTimer::new(progress);
-    timer.start("make tuples");
-    let relation = relation_of(pool, table, &keys.parts, |p, r| value(p, r) as u64)?;
-    let mut phases = timer.finish();
+    let source = column_source(pool, table, &keys.parts, &slices)?;
     let options = AggOptions {
         cost_model: request.cost_model.clone(),
         ..AggOptions::new(request.method.unwrap_or(AggMethod::Auto))
     };
-    let mut result = kernels::aggregate(pool, &relation, &options, progress)?;
-    phases.append(&mut result.phases);
+    let mut result = kernels::aggregate_columns(pool, &source, &options, progress)?;
+    let mut phases = std::mem::take(&mut result.phases);
     let mut timer = PhaseTimer::new(progress);
-    timer.start("free tuples");
-    drop(relation);
     timer.start("convert groups");
     let mut groups = groups_of_lists(pool, std::mem::take(&mut result.groups), &kernels.unique)?;
     phases.extend(timer.finish());
@@ -735,6 +731,27 @@ fn one_value_path(
         direct: None,
         phases,
     })
+}
+
+/// The kernels' input read in place: worker w's segments are the key codes
+/// and values (`slices[p]`, empty for COUNT(*) alone) of the parts it
+/// holds, in part order, rows without a key left out.
+fn column_source<'a>(
+    pool: &Pool,
+    table: &Table,
+    codes: &'a [PartCodes],
+    slices: &[&'a [i64]],
+) -> Result<ColumnSource<'a>> {
+    let workers = pool.workers().max(1);
+    let mut segments: Vec<Vec<ColumnSegment<'a>>> = vec![Vec::new(); workers];
+    for (p, part) in table.parts().iter().enumerate() {
+        segments[part.worker % workers].push(ColumnSegment {
+            keys: &codes[p].codes,
+            values: slices.get(p).copied(),
+            keyless: &codes[p].invalid,
+        });
+    }
+    Ok(ColumnSource::new(segments)?)
 }
 
 /// The kernels' lists of groups as [`Groups`], one per list, converted on

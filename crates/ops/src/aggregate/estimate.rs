@@ -26,10 +26,10 @@ use serde::Serialize;
 use numakit_pool::Pool;
 
 use crate::aggregate::hll::{HyperLogLog, DEFAULT_PRECISION};
+use crate::aggregate::source::ColumnSource;
 use crate::datagen::splitmix64;
 use crate::error::Result;
 use crate::relation::Relation;
-use crate::tuple::Tuple;
 
 /// Rows each worker sketches.
 pub const SAMPLE_ROWS_PER_WORKER: usize = 1 << 17;
@@ -87,23 +87,70 @@ impl GroupEstimate {
 /// every sampled key is distinct, the sample cannot tell many groups
 /// from very many, so a sample [`RESAMPLE_FACTOR`] times larger is taken.
 pub fn estimate_groups(pool: &Pool, input: &Relation, per_worker: usize) -> Result<GroupEstimate> {
-    let first = sketch_sample(pool, input, per_worker)?;
+    let chunks = input.chunks();
+    estimate_with(pool, input.len(), per_worker, |w, sample, want| {
+        let tuples = &chunks[w].tuples;
+        sample.take(tuples.len(), want, |i| Some(tuples[i].key));
+    })
+}
+
+/// [`estimate_groups`] of an input still in its columns: each worker
+/// samples its segments in proportion to their keyed rows (rows without
+/// a key are passed over).
+pub fn estimate_groups_of_source(
+    pool: &Pool,
+    source: &ColumnSource<'_>,
+    per_worker: usize,
+) -> Result<GroupEstimate> {
+    source.check_pool(pool)?;
+    estimate_with(pool, source.rows(), per_worker, |w, sample, want| {
+        let total = source.worker_rows(w).max(1);
+        for segment in source.segments(w) {
+            let share = (want * segment.keyed_rows()).div_ceil(total);
+            sample.take(segment.keys.len(), share, |i| {
+                let keyless = !segment.keyless.is_empty()
+                    && segment.keyless.binary_search(&(i as u32)).is_ok();
+                (!keyless).then(|| segment.keys[i])
+            });
+        }
+    })
+}
+
+/// The estimate from every worker's sample of `want` rows (`take(w,
+/// sample, want)`), over `rows` rows; a saturated sample is retaken
+/// larger.
+fn estimate_with(
+    pool: &Pool,
+    rows: usize,
+    per_worker: usize,
+    take: impl Fn(usize, &mut Sample, usize) + Sync,
+) -> Result<GroupEstimate> {
+    let first = sketch_sample(pool, rows, per_worker, &take)?;
     let saturated = first.sample_distinct >= SATURATED_SHARE * first.sample_rows as f64;
     if saturated && !first.is_full_scan() {
-        return sketch_sample(pool, input, per_worker.saturating_mul(RESAMPLE_FACTOR));
+        return sketch_sample(
+            pool,
+            rows,
+            per_worker.saturating_mul(RESAMPLE_FACTOR),
+            &take,
+        );
     }
     Ok(first)
 }
 
-fn sketch_sample(pool: &Pool, input: &Relation, per_worker: usize) -> Result<GroupEstimate> {
-    let chunks = input.chunks();
+fn sketch_sample(
+    pool: &Pool,
+    rows: usize,
+    per_worker: usize,
+    take: &(impl Fn(usize, &mut Sample, usize) + Sync),
+) -> Result<GroupEstimate> {
     let samples = pool.broadcast(|ctx| -> Result<Sample> {
         let mut sample = Sample {
             sketch: HyperLogLog::new(DEFAULT_PRECISION)?,
             rows: 0,
             bounds: None,
         };
-        sample.take(&chunks[ctx.index].tuples, per_worker);
+        take(ctx.index, &mut sample, per_worker);
         Ok(sample)
     })?;
     let mut merged = HyperLogLog::new(DEFAULT_PRECISION)?;
@@ -115,7 +162,7 @@ fn sketch_sample(pool: &Pool, input: &Relation, per_worker: usize) -> Result<Gro
         sample_rows += sample.rows;
         key_bounds = widen(key_bounds, sample.bounds);
     }
-    let rows = input.len() as u64;
+    let rows = rows as u64;
     let sample_distinct = merged.estimate().min(sample_rows as f64);
     let high = sample_distinct * (1.0 + 2.0 * merged.relative_error());
     Ok(GroupEstimate {
@@ -136,22 +183,26 @@ struct Sample {
 }
 
 impl Sample {
-    /// Takes every row of `rows`, or when there are more than `want`, one
-    /// block of [`SAMPLE_BLOCK`] consecutive rows at a random place in each
-    /// of `want / SAMPLE_BLOCK` equal strata.
-    fn take(&mut self, rows: &[Tuple], want: usize) {
-        if rows.len() <= want.max(SAMPLE_BLOCK) {
-            rows.iter().for_each(|t| self.add(t.key));
+    /// Takes every one of `len` rows, or when there are more than `want`,
+    /// one block of [`SAMPLE_BLOCK`] consecutive rows at a random place in
+    /// each of `want / SAMPLE_BLOCK` equal strata; row i's key is
+    /// `key_at(i)` (`None`: a row without a key, passed over).
+    fn take(&mut self, len: usize, want: usize, key_at: impl Fn(usize) -> Option<u64>) {
+        let mut add = |i: usize| {
+            if let Some(key) = key_at(i) {
+                self.add(key);
+            }
+        };
+        if len <= want.max(SAMPLE_BLOCK) {
+            (0..len).for_each(add);
             return;
         }
         let strata = (want / SAMPLE_BLOCK).max(1);
-        let stride = rows.len() / strata;
+        let stride = len / strata;
         for i in 0..strata {
             let jitter = splitmix64(i as u64) as usize % (stride - SAMPLE_BLOCK + 1);
             let start = i * stride + jitter;
-            rows[start..start + SAMPLE_BLOCK]
-                .iter()
-                .for_each(|t| self.add(t.key));
+            (start..start + SAMPLE_BLOCK).for_each(&mut add);
         }
     }
 
@@ -202,6 +253,7 @@ pub fn scale_up(distinct: f64, sample: u64, rows: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::testing::pool;
+    use crate::tuple::Tuple;
 
     #[test]
     fn scaling_inverts_the_uniform_model() {

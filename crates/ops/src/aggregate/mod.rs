@@ -20,7 +20,9 @@
 //! submodules: `table` (the hash table), `hll` and `estimate` (the group
 //! estimate), `choose` (the automatic choice on one node),
 //! `across_nodes` (on several), `split` (the owner split), `shuffle` and
-//! `migration` (Li's three), `local`, `partitioned`.
+//! `migration` (Li's three), `local`, `partitioned`, and `source` (an
+//! input still in its columns, which the partitioned method scatters in
+//! place: [`aggregate_columns`]).
 
 pub mod across_nodes;
 pub mod choose;
@@ -33,6 +35,7 @@ pub mod migration;
 pub mod partitioned;
 pub mod prediction;
 pub mod shuffle;
+pub mod source;
 pub mod split;
 pub mod storage;
 pub mod table;
@@ -52,6 +55,7 @@ use numakit_shuffle::Strategy;
 use crate::error::{OpsError, Result};
 use crate::relation::Relation;
 use crate::timing::{PhaseTime, PhaseTimer, Progress};
+use source::ColumnSource;
 
 /// How the groups are brought together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -382,6 +386,46 @@ pub fn aggregate(
     let mut timer = PhaseTimer::new(progress);
     timer.start("estimate groups");
     let estimate = estimate::estimate_groups(pool, input, estimate::SAMPLE_ROWS_PER_WORKER)?;
+    run(
+        pool,
+        partitioned::Input::Relation(input),
+        estimate,
+        opts,
+        timer,
+    )
+}
+
+/// [`aggregate`] of an input still in its columns (see [`source`]): the
+/// partitioned method scatters the rows straight from them; any other
+/// method first copies them into a relation (the phase `make tuples`).
+pub fn aggregate_columns(
+    pool: &Pool,
+    input: &ColumnSource<'_>,
+    opts: &AggOptions,
+    progress: &dyn Progress,
+) -> Result<AggResult> {
+    input.check_pool(pool)?;
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("estimate groups");
+    let estimate =
+        estimate::estimate_groups_of_source(pool, input, estimate::SAMPLE_ROWS_PER_WORKER)?;
+    run(
+        pool,
+        partitioned::Input::Columns(input),
+        estimate,
+        opts,
+        timer,
+    )
+}
+
+/// Chooses the method for `estimate` as `opts` say and runs it.
+fn run(
+    pool: &Pool,
+    input: partitioned::Input<'_>,
+    estimate: estimate::GroupEstimate,
+    opts: &AggOptions,
+    mut timer: PhaseTimer<'_>,
+) -> Result<AggResult> {
     let budget = opts.cache.unwrap_or_else(|| choose::cache_budget(pool));
     let workers = pool.workers();
     let nodes = pool.nodes();
@@ -403,21 +447,17 @@ pub fn aggregate(
         }
         method => choose::fixed(method, &estimate, workers, &budget),
     };
-    let expected = plan.expected_groups;
-    let by_exchange = |strategy, timer: &mut PhaseTimer<'_>| {
-        shuffle::run(pool, input, strategy, expected, timer).map(|(g, m, b)| (g, Some((m, b))))
-    };
-    let (groups, exchanged) = match plan.method {
-        AggMethod::Shuffle => by_exchange(Strategy::Ring, &mut timer)?,
-        AggMethod::NaiveShuffle => by_exchange(Strategy::Naive, &mut timer)?,
-        AggMethod::Migration => by_exchange(Strategy::Migration, &mut timer)?,
-        AggMethod::MigrationCopy => by_exchange(Strategy::MigrationCopy, &mut timer)?,
-        AggMethod::Local => (local::run(pool, input, &plan, &mut timer)?, None),
-        AggMethod::Partitioned => (partitioned::run(pool, input, &plan, &mut timer)?, None),
-        AggMethod::Auto => {
-            return Err(OpsError::InvalidArgument(
-                "the automatic choice chose `auto`".into(),
-            ))
+    let (groups, exchanged) = match (plan.method, input) {
+        (AggMethod::Partitioned, input) => {
+            (partitioned::run(pool, input, &plan, &mut timer)?, None)
+        }
+        (_, partitioned::Input::Relation(relation)) => {
+            run_on_relation(pool, relation, &plan, &mut timer)?
+        }
+        (_, partitioned::Input::Columns(columns)) => {
+            timer.start("make tuples");
+            let relation = columns.to_relation(pool)?;
+            run_on_relation(pool, &relation, &plan, &mut timer)?
         }
     };
     let tables = match plan.keys {
@@ -434,5 +474,37 @@ pub fn aggregate(
         phases: timer.finish(),
         state_moves: exchanged.map(|(moves, _)| moves),
         breakdown: exchanged.map(|(_, breakdown)| breakdown),
+    })
+}
+
+/// Groups and exchange figures of a method that reads a relation.
+type MethodOutput = (Vec<Vec<Group>>, Option<(StateMoves, ExchangeBreakdown)>);
+
+/// Runs `plan`'s method, any but the partitioned one, on `input`.
+fn run_on_relation(
+    pool: &Pool,
+    input: &Relation,
+    plan: &choose::AggregationPlan,
+    timer: &mut PhaseTimer<'_>,
+) -> Result<MethodOutput> {
+    let expected = plan.expected_groups;
+    let by_exchange = |strategy, timer: &mut PhaseTimer<'_>| {
+        shuffle::run(pool, input, strategy, expected, timer).map(|(g, m, b)| (g, Some((m, b))))
+    };
+    Ok(match plan.method {
+        AggMethod::Shuffle => by_exchange(Strategy::Ring, timer)?,
+        AggMethod::NaiveShuffle => by_exchange(Strategy::Naive, timer)?,
+        AggMethod::Migration => by_exchange(Strategy::Migration, timer)?,
+        AggMethod::MigrationCopy => by_exchange(Strategy::MigrationCopy, timer)?,
+        AggMethod::Local => (local::run(pool, input, plan, timer)?, None),
+        AggMethod::Partitioned => (
+            partitioned::run(pool, partitioned::Input::Relation(input), plan, timer)?,
+            None,
+        ),
+        AggMethod::Auto => {
+            return Err(OpsError::InvalidArgument(
+                "the automatic choice chose `auto`".into(),
+            ))
+        }
     })
 }

@@ -22,7 +22,8 @@ use numakit_pool::{Pool, WorkerContext};
 
 use crate::aggregate::choose::{AggregationPlan, KeyLayout};
 use crate::aggregate::dense::{DenseTable, KeyRange};
-use crate::aggregate::split::{by_hash, by_range, split_chunks, Split};
+use crate::aggregate::source::ColumnSource;
+use crate::aggregate::split::{by_hash, by_range, split_chunks, split_source, Split};
 use crate::aggregate::table::GroupTable;
 use crate::aggregate::Group;
 use crate::error::Result;
@@ -69,22 +70,51 @@ impl PartTable for RunTable<'_> {
     }
 }
 
+/// Where the method reads its rows: a relation, or the columns they were
+/// loaded in (scattered in place, no tuples made first).
+#[derive(Clone, Copy)]
+pub enum Input<'a> {
+    /// Tuples in node-placed chunks.
+    Relation(&'a Relation),
+    /// Key and value columns, per worker.
+    Columns(&'a ColumnSource<'a>),
+}
+
+impl Input<'_> {
+    fn rows(&self) -> usize {
+        match self {
+            Input::Relation(r) => r.len(),
+            Input::Columns(c) => c.rows(),
+        }
+    }
+
+    fn split<F>(&self, pool: &Pool, parts: usize, part_of: F) -> Result<Vec<Split>>
+    where
+        F: Fn(u64) -> usize + Sync,
+    {
+        match self {
+            Input::Relation(r) => split_chunks(pool, r, parts, part_of),
+            Input::Columns(c) => split_source(pool, c, parts, part_of),
+        }
+    }
+}
+
 /// Runs the method as `plan` says.
 pub fn run(
     pool: &Pool,
-    input: &Relation,
+    input: Input<'_>,
     plan: &AggregationPlan,
     timer: &mut PhaseTimer<'_>,
 ) -> Result<Vec<Vec<Group>>> {
     let parts = plan.parts.max(1);
     let expected = usize::try_from(plan.expected_groups)
         .unwrap_or(usize::MAX)
-        .min(input.len());
+        .min(input.rows());
     timer.start("partition");
     let splits = match plan.keys {
-        KeyLayout::Hashed => split_chunks(pool, input, parts, by_hash(parts))?,
+        KeyLayout::Hashed => input.split(pool, parts, by_hash(parts))?,
         KeyLayout::Dense(range) => {
-            split_chunks(pool, input, parts, by_range(range, plan.part_bits, parts))?
+            input.split(pool, parts, by_range(range, plan.part_bits, parts))?
         }
     };
     timer.start("aggregate partitions");

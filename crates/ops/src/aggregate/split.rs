@@ -24,10 +24,11 @@ use numakit_pool::Pool;
 use numakit_topology::NodeId;
 
 use crate::aggregate::dense::KeyRange;
+use crate::aggregate::source::ColumnSource;
 use crate::error::Result;
 use crate::hash::hash64;
 use crate::partition::recycle::{self, Recycler};
-use crate::partition::scatter;
+use crate::partition::{prefix_sum, scatter};
 use crate::relation::Relation;
 use crate::tuple::Tuple;
 
@@ -121,6 +122,49 @@ where
     splits.into_iter().collect()
 }
 
+/// [`split_chunks`] for an input still in its columns: every worker
+/// splits the rows of its own segments, read in place (two passes, one
+/// over the keys to count, one to scatter), so no tuple relation is made.
+pub fn split_source<F>(
+    pool: &Pool,
+    source: &ColumnSource<'_>,
+    parts: usize,
+    part_of: F,
+) -> Result<Vec<Split>>
+where
+    F: Fn(u64) -> usize + Sync,
+{
+    source.check_pool(pool)?;
+    let parts = parts.max(1);
+    let recycler = Recycler::of(pool);
+    let splits = pool.broadcast(|ctx| -> Result<Split> {
+        let segments = source.segments(ctx.index);
+        let rows = source.worker_rows(ctx.index);
+        let mut buffer = recycle::take(pool, ctx.node, rows)?;
+        let mut counts = vec![0usize; parts];
+        for segment in segments {
+            segment.for_each_key(|key| counts[part_of(key)] += 1);
+        }
+        let bounds = prefix_sum(&counts);
+        let mut next = bounds[..parts].to_vec();
+        let out = &mut buffer[..rows];
+        for segment in segments {
+            segment.for_each_tuple(|t| {
+                let p = part_of(t.key);
+                out[next[p]] = t;
+                next[p] += 1;
+            });
+        }
+        Ok(Split {
+            node: ctx.node,
+            buffer: Some(buffer),
+            recycler: Arc::clone(&recycler),
+            bounds,
+        })
+    })?;
+    splits.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +210,37 @@ mod tests {
         let mut want = input.to_vec();
         want.sort_unstable();
         assert_eq!(all, want);
+    }
+
+    #[test]
+    fn splitting_columns_in_place_matches_splitting_their_relation() {
+        use crate::aggregate::source::ColumnSegment;
+        let pool = pool(2);
+        let keys: Vec<u64> = (0..5_000u64).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+        let values: Vec<i64> = (0..5_000i64).map(|i| i - 2_500).collect();
+        let keyless: Vec<u32> = (0..1_000u32).map(|i| i * 3).collect();
+        let source = ColumnSource::new(vec![
+            vec![ColumnSegment {
+                keys: &keys[..3_000],
+                values: Some(&values[..3_000]),
+                keyless: &keyless,
+            }],
+            vec![ColumnSegment {
+                keys: &keys[3_000..],
+                values: Some(&values[3_000..]),
+                keyless: &[],
+            }],
+        ])
+        .unwrap();
+        let relation = source.to_relation(&pool).unwrap();
+        let direct = split_source(&pool, &source, 8, by_hash(8)).unwrap();
+        let copied = split_chunks(&pool, &relation, 8, by_hash(8)).unwrap();
+        for (d, c) in direct.iter().zip(&copied) {
+            for j in 0..8 {
+                assert_eq!(d.part(j), c.part(j), "part {j}");
+            }
+        }
+        assert_eq!(direct[0].parts(0..8).len(), 2_000);
     }
 
     #[test]

@@ -221,7 +221,13 @@ fn partitioned_balances_skew_and_reuses_its_table() {
             prediction: None,
         };
         let mut timer = PhaseTimer::new(&Silent);
-        let groups = partitioned::run(&pool, &input, &plan, &mut timer).unwrap();
+        let groups = partitioned::run(
+            &pool,
+            partitioned::Input::Relation(&input),
+            &plan,
+            &mut timer,
+        )
+        .unwrap();
         let mut all: Vec<Group> = groups.into_iter().flatten().collect();
         all.sort_unstable_by_key(|g| g.key);
         assert_eq!(all, want, "{keys:?}");
