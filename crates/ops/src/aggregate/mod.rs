@@ -382,17 +382,7 @@ pub fn aggregate(
     opts: &AggOptions,
     progress: &dyn Progress,
 ) -> Result<AggResult> {
-    input.check_pool(pool)?;
-    let mut timer = PhaseTimer::new(progress);
-    timer.start("estimate groups");
-    let estimate = estimate::estimate_groups(pool, input, estimate::SAMPLE_ROWS_PER_WORKER)?;
-    run(
-        pool,
-        partitioned::Input::Relation(input),
-        estimate,
-        opts,
-        timer,
-    )
+    run(pool, partitioned::Input::Relation(input), opts, progress)
 }
 
 /// [`aggregate`] of an input still in its columns (see [`source`]): the
@@ -404,28 +394,27 @@ pub fn aggregate_columns(
     opts: &AggOptions,
     progress: &dyn Progress,
 ) -> Result<AggResult> {
-    input.check_pool(pool)?;
-    let mut timer = PhaseTimer::new(progress);
-    timer.start("estimate groups");
-    let estimate =
-        estimate::estimate_groups_of_source(pool, input, estimate::SAMPLE_ROWS_PER_WORKER)?;
-    run(
-        pool,
-        partitioned::Input::Columns(input),
-        estimate,
-        opts,
-        timer,
-    )
+    run(pool, partitioned::Input::Columns(input), opts, progress)
 }
 
-/// Chooses the method for `estimate` as `opts` say and runs it.
+/// Estimates the groups of `input`, chooses the method as `opts` say and
+/// runs it.
 fn run(
     pool: &Pool,
     input: partitioned::Input<'_>,
-    estimate: estimate::GroupEstimate,
     opts: &AggOptions,
-    mut timer: PhaseTimer<'_>,
+    progress: &dyn Progress,
 ) -> Result<AggResult> {
+    let mut timer = PhaseTimer::new(progress);
+    timer.start("estimate groups");
+    let sample = estimate::SAMPLE_ROWS_PER_WORKER;
+    let estimate = match input {
+        partitioned::Input::Relation(r) => {
+            r.check_pool(pool)?;
+            estimate::estimate_groups(pool, r, sample)?
+        }
+        partitioned::Input::Columns(c) => estimate::estimate_groups_of_source(pool, c, sample)?,
+    };
     let budget = opts.cache.unwrap_or_else(|| choose::cache_budget(pool));
     let workers = pool.workers();
     let nodes = pool.nodes();
