@@ -712,11 +712,16 @@ fn one_value_path(
                 max = max.max(v);
             }
         }
-        groups.push(Groups {
-            codes: vec![None],
-            rows: vec![count],
-            states: states_of(&kernels.unique, &[count], std::iter::once((sum, min, max))),
-        });
+        let null_group = kernels::Group {
+            key: 0,
+            count,
+            sum,
+            min,
+            max,
+        };
+        let mut null_groups = groups_of_list(&kernels.unique, vec![null_group]);
+        null_groups.codes = vec![None];
+        groups.push(null_groups);
     }
     Ok(Computed {
         groups,
@@ -840,39 +845,6 @@ fn groups_of_list(specs: &[AggSpec], list: Vec<kernels::Group>) -> Groups {
 
 fn wants(specs: &[AggSpec], func: Func) -> bool {
     specs.iter().any(|s| s.func == func)
-}
-
-/// Kernel states from (sum, min, max) per group, all values present: only
-/// those `specs` ask for.
-fn states_of(
-    specs: &[AggSpec],
-    counts: &[u64],
-    aggregates: impl Iterator<Item = (i128, i64, i64)> + Clone,
-) -> Vec<State> {
-    let n = counts.len();
-    specs
-        .iter()
-        .map(|spec| {
-            let nulls = vec![0; n];
-            let aggregates = aggregates.clone();
-            match spec.func {
-                Func::Count => State::Count { nulls },
-                Func::Sum => State::SumInt {
-                    sum: aggregates.map(|(s, _, _)| s).collect(),
-                    carry: vec![0; n],
-                    nulls,
-                },
-                Func::Min => State::MinInt {
-                    v: aggregates.map(|(_, lo, _)| i128::from(lo)).collect(),
-                    nulls,
-                },
-                Func::Max => State::MaxInt {
-                    v: aggregates.map(|(_, _, hi)| i128::from(hi)).collect(),
-                    nulls,
-                },
-            }
-        })
-        .collect()
 }
 
 fn columns_path(

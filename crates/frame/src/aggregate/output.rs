@@ -125,13 +125,6 @@ fn exact_sums<'s>(
 
 /// The sums, checked to fit the result's type as they go into it.
 fn int_sum(slot: &Slot<'_>, sums: impl Iterator<Item = Result<Option<i128>>>) -> Result<ArrayRef> {
-    let fit = |s: i128, limit: &str, fits: bool| {
-        if fits {
-            Ok(s)
-        } else {
-            Err(overflow(slot, s, limit))
-        }
-    };
     Ok(match slot.field.data_type() {
         DataType::Int64 => Arc::new(
             sums.map(|v| {
@@ -150,8 +143,14 @@ fn int_sum(slot: &Slot<'_>, sums: impl Iterator<Item = Result<Option<i128>>>) ->
         DataType::Decimal128(p, s) => {
             let checked = sums
                 .map(|v| {
-                    v?.map(|s| fit(s, "38 decimal digits", s.abs() <= DECIMAL_38_MAX))
-                        .transpose()
+                    v?.map(|s| {
+                        if s.abs() > DECIMAL_38_MAX {
+                            Err(overflow(slot, s, "38 decimal digits"))
+                        } else {
+                            Ok(s)
+                        }
+                    })
+                    .transpose()
                 })
                 .collect::<Result<Decimal128Array>>()?;
             Arc::new(

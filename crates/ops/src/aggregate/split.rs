@@ -51,6 +51,22 @@ pub struct Split {
 }
 
 impl Split {
+    /// The parts `bounds` of `buffer` on `node`, which goes back to
+    /// `recycler` when the split is dropped.
+    fn new(
+        node: NodeId,
+        buffer: NodeBuffer<Tuple>,
+        recycler: &Arc<Recycler>,
+        bounds: Vec<usize>,
+    ) -> Self {
+        Split {
+            node,
+            buffer: Some(buffer),
+            recycler: Arc::clone(recycler),
+            bounds,
+        }
+    }
+
     fn tuples(&self) -> &[Tuple] {
         self.buffer.as_deref().unwrap_or(&[])
     }
@@ -112,12 +128,7 @@ where
         let rows = chunk.tuples.len();
         let mut buffer = recycle::take(pool, chunk.node, rows)?;
         let bounds = scatter(&chunk.tuples, &mut buffer[..rows], parts, &part_of);
-        Ok(Split {
-            node: chunk.node,
-            buffer: Some(buffer),
-            recycler: Arc::clone(&recycler),
-            bounds,
-        })
+        Ok(Split::new(chunk.node, buffer, &recycler, bounds))
     })?;
     splits.into_iter().collect()
 }
@@ -155,12 +166,7 @@ where
                 next[p] += 1;
             });
         }
-        Ok(Split {
-            node: ctx.node,
-            buffer: Some(buffer),
-            recycler: Arc::clone(&recycler),
-            bounds,
-        })
+        Ok(Split::new(ctx.node, buffer, &recycler, bounds))
     })?;
     splits.into_iter().collect()
 }
