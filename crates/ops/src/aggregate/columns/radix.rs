@@ -5,15 +5,20 @@
 //!
 //! Adding a row to one big table costs a miss to memory (often a TLB miss
 //! too) per row once the groups outgrow the cache. Here each worker first
-//! copies the rows it decodes into a buffer per partition (sequential
-//! writes into a few hundred streams, [`RadixWorker::add`]). A buffer is
-//! handed on only when it holds about twice as many rows as its partition
-//! has groups, so the partition's table comes into the cache once for
-//! many rows. The owner adds its own buffers at once and finds the others'
-//! in its inbox, which it empties after each segment. Every group is held
-//! once, by its owner, in the owner's memory (the shuffle of Li et al.,
-//! with partitions as the unit), and there is no merge at the end: each
-//! owner turns its partitions into its share of the result.
+//! copies the rows it decodes into a small buffer per partition
+//! (sequential writes into a few hundred streams, [`RadixWorker::add`]);
+//! the buffers together stay in the cache, so a row costs no miss there.
+//! A full buffer is handed on to its partition's owner: the owner's own
+//! at once, the others' through its inbox, which it empties after each
+//! segment. A partition with only a few groups takes a buffer at once;
+//! a bigger one parks what it gets until that holds twice its groups
+//! (or to the end), and then adds it in one go, so that the partition's
+//! table comes into the cache once for many rows. What is parked stays
+//! below twice the groups, so memory follows the groups, not the input.
+//! Every group is held once, by its owner, in the owner's memory (the
+//! shuffle of Li et al., with partitions as the unit), and there is no
+//! merge at the end: each owner turns its partitions into its share of
+//! the result.
 //!
 //! Codes must mean the same on every worker (integer keys as their own
 //! codes). Rows without a key go to partition 0.
@@ -24,7 +29,6 @@
 //! after that barrier every worker [`finish`](RadixWorker::finish)es,
 //! emptying its inbox. [`aggregate_radix`] runs both on segments at hand.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use numakit_pool::Pool;
@@ -33,13 +37,23 @@ use crate::aggregate::columns::{AggSpec, Groups, Partial, Segment, Validity, Val
 use crate::error::{OpsError, Result};
 use crate::hash::hash64;
 
+mod owned;
+mod pending;
+use owned::OwnedPartition;
+use pending::Pending;
+
 /// Rows scattered between two looks at the buffers.
-const CHUNK_ROWS: usize = 1 << 10;
-/// Slots per partition buffer: a buffer is handed on at the latest when
-/// another chunk might not fit.
-const BUFFER_ROWS: usize = 1 << 13;
-/// A buffer is handed on once it holds this many rows at least.
-const MIN_HAND_ON_ROWS: usize = 1 << 10;
+const CHUNK_ROWS: usize = 1 << 6;
+/// Slots in all of a worker's partition buffers together, shared out
+/// evenly: 512 KiB of codes and as much of 64-bit values, so that the
+/// buffers stay in the cache while rows are scattered into them.
+const BUFFER_SLOTS: usize = 1 << 16;
+
+/// Slots per partition buffer with `1 << bits` partitions: at least four
+/// chunks.
+fn buffer_rows(bits: u32) -> usize {
+    (BUFFER_SLOTS >> bits).max(4 * CHUNK_ROWS)
+}
 
 /// The partition of `code` among `1 << bits` (high bits of its hash, so
 /// that the tables, which use the low bits, stay evenly filled).
@@ -51,12 +65,14 @@ pub fn partition_of(code: Option<u64>, bits: u32) -> usize {
     }
 }
 
-/// What the workers of one run share: the partitioning, each partition's
-/// group count (for the senders' hand-on sizes) and the inboxes.
+/// What the workers of one run share: the partitioning, the buffers' size,
+/// when owners park, and the inboxes.
 pub struct RadixShared {
     bits: u32,
     workers: usize,
-    groups: Vec<AtomicUsize>,
+    buffer_rows: usize,
+    /// Owners park the rows of partitions with more groups than this.
+    park_groups: usize,
     inboxes: Vec<Mutex<Vec<Batch>>>,
 }
 
@@ -64,14 +80,25 @@ impl RadixShared {
     /// `1 << bits` partitions (at most 2^16) over `workers` owners.
     pub fn new(bits: u32, workers: usize) -> Self {
         let bits = bits.min(16);
+        let buffer_rows = buffer_rows(bits);
         RadixShared {
             bits,
             workers: workers.max(1),
-            groups: (0..1usize << bits).map(|_| AtomicUsize::new(0)).collect(),
+            buffer_rows,
+            // A buffer's rows would no longer be twice the groups.
+            park_groups: (buffer_rows - CHUNK_ROWS) / 2,
             inboxes: (0..workers.max(1))
                 .map(|_| Mutex::new(Vec::new()))
                 .collect(),
         }
+    }
+
+    /// Owners park the rows of partitions with more than `groups` groups
+    /// (by default those with more than half as many groups as a buffer
+    /// holds rows).
+    pub fn parking_above(mut self, groups: usize) -> Self {
+        self.park_groups = groups;
+        self
     }
 
     /// The partitions.
@@ -98,7 +125,7 @@ impl RadixShared {
     }
 }
 
-/// The values of one buffered column, `BUFFER_ROWS` slots per partition.
+/// The values of one buffered column, a buffer's slots per partition.
 #[derive(Debug)]
 enum Flat {
     I64(Vec<i64>),
@@ -143,44 +170,27 @@ struct FlatColumn {
     valid: Option<Vec<u8>>,
 }
 
-/// Rows on their way to a partition's owner, owned.
+/// Rows on their way to a partition's owner.
 #[derive(Debug)]
 struct Batch {
     partition: usize,
-    codes: Vec<u64>,
-    keyless: Vec<u32>,
-    columns: Vec<(Flat, Option<Vec<u8>>)>,
-}
-
-impl Batch {
-    fn segment(&self) -> Segment<'_> {
-        let rows = self.codes.len();
-        Segment {
-            codes: &self.codes,
-            keyless: &self.keyless,
-            columns: self
-                .columns
-                .iter()
-                .map(|(values, valid)| ValueColumn {
-                    values: values.values(0..rows),
-                    valid: valid.as_deref().map(|b| Validity::new(b, 0)),
-                })
-                .collect(),
-        }
-    }
+    rows: Pending,
 }
 
 /// One worker's buffers and the partitions it owns.
 pub struct RadixWorker {
     index: usize,
+    buffer_rows: usize,
     fill: Vec<usize>,
     codes: Vec<u64>,
     keyless: Vec<Vec<u32>>,
     columns: Vec<FlatColumn>,
     /// The partitions this worker owns (`None` for the others').
-    parts: Vec<Option<Partial>>,
+    parts: Vec<Option<OwnedPartition>>,
     /// Each row's slot, for the chunk being scattered.
     slots: Vec<usize>,
+    /// The partitions whose buffers filled up in the chunk.
+    due: Vec<usize>,
 }
 
 impl RadixWorker {
@@ -189,14 +199,16 @@ impl RadixWorker {
         let partitions = shared.partitions();
         RadixWorker {
             index,
+            buffer_rows: shared.buffer_rows,
             fill: vec![0; partitions],
-            codes: vec![0; partitions * BUFFER_ROWS],
+            codes: vec![0; partitions * shared.buffer_rows],
             keyless: vec![Vec::new(); partitions],
             columns: Vec::new(),
             parts: (0..partitions)
-                .map(|p| (shared.owner(p) == index).then(|| Partial::for_partition(specs)))
+                .map(|p| (shared.owner(p) == index).then(|| OwnedPartition::new(specs)))
                 .collect(),
             slots: Vec::with_capacity(CHUNK_ROWS),
+            due: Vec::new(),
         }
     }
 
@@ -243,6 +255,7 @@ impl RadixWorker {
     ) {
         self.slots.clear();
         let bits = shared.bits;
+        let due = shared.buffer_rows - CHUNK_ROWS;
         let mut keyless = keyless.iter().map(|&r| r as usize - first).peekable();
         for (row, &code) in codes.iter().enumerate() {
             let key = if keyless.peek() == Some(&row) {
@@ -252,11 +265,14 @@ impl RadixWorker {
                 Some(code)
             };
             let p = partition_of(key, bits);
-            let slot = p * BUFFER_ROWS + self.fill[p];
+            let slot = p * shared.buffer_rows + self.fill[p];
             if key.is_none() {
                 self.keyless[p].push(self.fill[p] as u32);
             }
             self.fill[p] += 1;
+            if self.fill[p] == due {
+                self.due.push(p);
+            }
             self.codes[slot] = code;
             self.slots.push(slot);
         }
@@ -310,22 +326,20 @@ impl RadixWorker {
         }
     }
 
-    /// Hands on every buffer that holds about twice its partition's groups
-    /// (or might not take another chunk).
+    /// Hands on every buffer that might not take another chunk.
     fn hand_on_due(&mut self, shared: &RadixShared, specs: &[AggSpec]) -> Result<()> {
-        for p in 0..self.fill.len() {
-            let groups = shared.groups[p].load(Ordering::Relaxed);
-            let due = (2 * groups).clamp(MIN_HAND_ON_ROWS, BUFFER_ROWS - CHUNK_ROWS);
-            if self.fill[p] >= due {
-                self.hand_on(shared, p, specs)?;
-            }
+        let mut due = std::mem::take(&mut self.due);
+        for &p in &due {
+            self.hand_on(shared, p, specs)?;
         }
+        due.clear();
+        self.due = due;
         Ok(())
     }
 
     /// Partition `p`'s buffered rows, as a segment.
     fn buffered(&self, p: usize) -> Segment<'_> {
-        let range = p * BUFFER_ROWS..p * BUFFER_ROWS + self.fill[p];
+        let range = p * self.buffer_rows..p * self.buffer_rows + self.fill[p];
         Segment {
             codes: &self.codes[range.clone()],
             keyless: &self.keyless[p],
@@ -337,30 +351,29 @@ impl RadixWorker {
                     valid: c
                         .valid
                         .as_deref()
-                        .map(|b| Validity::new(&b[p * BUFFER_ROWS / 8..], 0)),
+                        .map(|b| Validity::new(&b[p * self.buffer_rows / 8..], 0)),
                 })
                 .collect(),
         }
     }
 
-    /// Adds partition `p`'s buffer to the partition (owned here) or sends
-    /// a copy to its owner; the buffer is then empty.
+    /// Gives partition `p`'s buffer to the partition (owned here) or
+    /// sends a copy to its owner; the buffer is then empty.
     fn hand_on(&mut self, shared: &RadixShared, p: usize, specs: &[AggSpec]) -> Result<()> {
         if self.fill[p] == 0 {
             return Ok(());
         }
         let owner = shared.owner(p);
-        if owner == self.index {
-            let mut part = self.parts[p]
-                .take()
-                .unwrap_or_else(|| Partial::for_partition(specs));
-            let added = part.add(&self.buffered(p), specs);
-            shared.groups[p].store(part.groups(), Ordering::Relaxed);
-            self.parts[p] = Some(part);
-            added?;
-        } else {
+        if owner != self.index {
             let batch = self.copy_out(p);
             shared.send(owner, batch)?;
+        } else {
+            let mut part = self.parts[p]
+                .take()
+                .unwrap_or_else(|| OwnedPartition::new(specs));
+            let taken = part.take(&self.buffered(p), specs, shared.park_groups);
+            self.parts[p] = Some(part);
+            taken?;
         }
         self.fill[p] = 0;
         self.keyless[p].clear();
@@ -369,39 +382,19 @@ impl RadixWorker {
 
     /// An owned copy of partition `p`'s buffered rows.
     fn copy_out(&self, p: usize) -> Batch {
-        let (start, rows) = (p * BUFFER_ROWS, self.fill[p]);
-        let range = start..start + rows;
-        Batch {
-            partition: p,
-            codes: self.codes[range.clone()].to_vec(),
-            keyless: self.keyless[p].clone(),
-            columns: self
-                .columns
-                .iter()
-                .map(|c| {
-                    let values = match &c.values {
-                        Flat::I64(v) => Flat::I64(v[range.clone()].to_vec()),
-                        Flat::I128(v) => Flat::I128(v[range.clone()].to_vec()),
-                        Flat::F64(v) => Flat::F64(v[range.clone()].to_vec()),
-                        Flat::None => Flat::None,
-                    };
-                    let valid = c
-                        .valid
-                        .as_ref()
-                        .map(|b| b[start / 8..(start + rows).div_ceil(8)].to_vec());
-                    (values, valid)
-                })
-                .collect(),
-        }
+        let mut rows = Pending::default();
+        rows.push(&self.buffered(p));
+        Batch { partition: p, rows }
     }
 
-    /// Adds the batches other workers sent to this worker's partitions.
+    /// Adds (or parks) the batches other workers sent to this worker's
+    /// partitions.
     fn empty_inbox(&mut self, shared: &RadixShared, specs: &[AggSpec]) -> Result<()> {
         for batch in shared.take_inbox(self.index)? {
             let p = batch.partition;
-            let part = self.parts[p].get_or_insert_with(|| Partial::for_partition(specs));
-            part.add(&batch.segment(), specs)?;
-            shared.groups[p].store(part.groups(), Ordering::Relaxed);
+            self.parts[p]
+                .get_or_insert_with(|| OwnedPartition::new(specs))
+                .take(&batch.rows.segment(), specs, shared.park_groups)?;
         }
         Ok(())
     }
@@ -426,6 +419,9 @@ impl RadixWorker {
         specs: &[AggSpec],
     ) -> Result<Vec<Groups>> {
         self.empty_inbox(shared, specs)?;
+        for part in self.parts.iter_mut().flatten() {
+            part.add_parked(specs)?;
+        }
         for partial in earlier {
             for g in 0..partial.groups() {
                 let code = partial.code(g);
@@ -434,7 +430,7 @@ impl RadixWorker {
                     continue;
                 }
                 self.parts[p]
-                    .get_or_insert_with(|| Partial::for_partition(specs))
+                    .get_or_insert_with(|| OwnedPartition::new(specs))
                     .merge_group(partial, g, specs)?;
             }
         }
@@ -442,7 +438,7 @@ impl RadixWorker {
             .parts
             .into_iter()
             .flatten()
-            .map(Partial::into_groups)
+            .map(OwnedPartition::into_groups)
             .collect())
     }
 }

@@ -140,23 +140,31 @@ fn row() -> impl Strategy<Value = Row> {
 /// The radix run of `plain` (segments per worker); with `early`, each
 /// worker aggregates its first segment into a plain partial first and its
 /// partitions absorb those partials at the end, as a stream that switched
-/// does.
+/// does; owners park the rows of partitions with more than `park` groups
+/// (`None`: as `aggregate_radix` does).
 fn radix_run(
     pool: &Pool,
     plain: &[Vec<Segment<'_>>],
     specs: &[AggSpec],
     bits: u32,
     early: bool,
+    park: Option<usize>,
 ) -> Vec<Groups> {
-    if !early {
+    if !early && park.is_none() {
         return aggregate_radix(pool, plain, specs, bits).unwrap();
     }
-    let shared = RadixShared::new(bits, pool.workers());
+    let mut shared = RadixShared::new(bits, pool.workers());
+    if let Some(groups) = park {
+        shared = shared.parking_above(groups);
+        // Small buffers, many hand-ons.
+        shared.buffer_rows = 4 * CHUNK_ROWS;
+    }
+    let skip = usize::from(early);
     let firsts: Vec<Partial> = plain
         .iter()
         .map(|segments| {
             let mut partial = Partial::new(specs, None, 4);
-            if let Some(first) = segments.first() {
+            if let Some(first) = segments.first().filter(|_| early) {
                 partial.add(first, specs).unwrap();
             }
             partial
@@ -165,7 +173,7 @@ fn radix_run(
     let workers = pool
         .broadcast(|ctx| {
             let mut worker = RadixWorker::new(&shared, ctx.index, specs);
-            for segment in plain[ctx.index].iter().skip(1) {
+            for segment in plain[ctx.index].iter().skip(skip) {
                 worker.add(&shared, segment, specs).unwrap();
             }
             worker.hand_off(&shared, specs).unwrap();
@@ -192,6 +200,7 @@ proptest! {
         threads in 1usize..3,
         cut in 1usize..7,
         early in any::<bool>(),
+        park in prop_oneof![Just(None), Just(Some(0)), Just(Some(40))],
     ) {
         let pool = pool(threads);
         let workers = pool.workers();
@@ -208,7 +217,7 @@ proptest! {
         }
         let expected = aggregate(&pool, &plain, &specs, &ColumnsOptions::default(), &Silent)
             .unwrap();
-        let merged = radix_run(&pool, &plain, &specs, bits, early);
+        let merged = radix_run(&pool, &plain, &specs, bits, early, park);
         prop_assert_eq!(merged.len(), 1 << bits);
         for (i, groups) in merged.iter().enumerate() {
             prop_assert!(groups.codes.iter().all(|&c| partition_of(c, bits) == i));
@@ -226,4 +235,36 @@ fn keys_spread_over_partitions_and_null_keys_go_to_the_first() {
         seen[partition_of(Some(k), 4)] += 1;
     }
     assert!(seen.iter().all(|&n| n > 700 && n < 1300), "{seen:?}");
+}
+
+#[test]
+fn owners_park_rows_of_big_partitions_below_twice_their_groups() {
+    let pool = pool(1);
+    let specs = specs();
+    let mut shared = RadixShared::new(0, 1).parking_above(100);
+    // Buffers of a few hundred rows, as with many partitions.
+    shared.buffer_rows = 4 * CHUNK_ROWS;
+    let mut worker = RadixWorker::new(&shared, 0, &specs);
+    let rows: Vec<Row> = (0..60_000u64)
+        .map(|k| (Some(k % 20_000), Some(k as i64), None, k % 7 != 0))
+        .collect();
+    let pieces: Vec<Owned> = rows.chunks(1000).map(|r| owned(r, false, true)).collect();
+    let mut parked_at_some_point = false;
+    for piece in &pieces {
+        worker.add(&shared, &segment(piece), &specs).unwrap();
+        let part = worker.parts[0].as_ref().unwrap();
+        let (parked, groups) = (part.parked_rows(), part.groups());
+        parked_at_some_point |= parked > 0;
+        assert!(
+            parked < 2 * groups.max(1),
+            "{parked} rows parked for {groups} groups"
+        );
+    }
+    assert!(parked_at_some_point);
+    worker.hand_off(&shared, &specs).unwrap();
+    let out = worker.finish(&shared, &[], &specs).unwrap();
+    assert_eq!(out.len(), 1);
+    let plain = vec![pieces.iter().map(segment).collect::<Vec<_>>()];
+    let expected = aggregate(&pool, &plain, &specs, &ColumnsOptions::default(), &Silent).unwrap();
+    assert_eq!(summary(&out), summary(&expected.groups));
 }
