@@ -31,7 +31,7 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use serde::Serialize;
 
 use numakit_ops::aggregate::columns::{
-    self, AggSpec, ColumnsOptions, Func, Groups, Segment, State, Values,
+    self, AggSpec, ColumnsOptions, Func, Groups, Segment, State, Tally, Values,
 };
 use numakit_ops::aggregate::source::{ColumnSegment, ColumnSource};
 use numakit_ops::aggregate::{self as kernels, AggMethod, AggOptions};
@@ -817,12 +817,12 @@ fn groups_of_list(specs: &[AggSpec], list: Vec<kernels::Group>) -> Groups {
     };
     let states = (0..specs.len())
         .map(|k| {
-            let nulls = vec![0; n];
+            let nulls = Tally::zeros(n);
             match specs[k].func {
                 Func::Count => State::Count { nulls },
                 Func::Sum => State::SumInt {
                     sum: hand(&mut sums, k),
-                    carry: vec![0; n],
+                    carry: Tally::zeros(n),
                     nulls,
                 },
                 Func::Min => State::MinInt {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Decimal128Array, Float64Array, Int64Array, UInt64Array};
 use arrow_schema::{DataType, Field};
 
-use numakit_ops::aggregate::columns::{Groups, State};
+use numakit_ops::aggregate::columns::{Groups, State, Tally};
 
 use crate::aggregate::values::{Lane, LaneKind};
 use crate::error::{FrameError, Result};
@@ -53,8 +53,8 @@ pub(crate) fn column(table: &Table, groups: &Groups, slot: &Slot<'_>) -> Result<
     };
     let state = &groups.states[k];
     let (rows, nulls) = (&groups.rows, state.nulls());
-    let n = |i: usize| rows[i] - nulls[i];
-    let present = |i: usize| rows[i] > nulls[i];
+    let n = |i: usize| rows[i] - nulls.get(i);
+    let present = |i: usize| rows[i] > nulls.get(i);
     let out: ArrayRef = match (slot.aggregate.func, state) {
         (AggFunc::Count | AggFunc::CountRows, _) => Arc::new(Int64Array::from_iter_values(
             (0..rows.len()).map(|i| n(i) as i64),
@@ -70,11 +70,12 @@ pub(crate) fn column(table: &Table, groups: &Groups, slot: &Slot<'_>) -> Result<
         (AggFunc::Avg, State::SumInt { sum, carry, .. }) => {
             let divisor = 10f64.powi(slot.input_scale);
             let wraps = 2f64.powi(128);
-            Arc::new(Float64Array::from_iter(
-                sum.iter().zip(carry).enumerate().map(|(i, (&s, &c))| {
+            Arc::new(Float64Array::from_iter(sum.iter().enumerate().map(
+                |(i, &s)| {
+                    let c = carry.get(i);
                     present(i).then(|| (c as f64 * wraps + s as f64) / divisor / n(i) as f64)
-                }),
-            ))
+                },
+            )))
         }
         (AggFunc::Avg, State::SumFloat { sum, .. }) => Arc::new(Float64Array::from_iter(
             sum.iter()
@@ -105,10 +106,11 @@ pub(crate) fn column(table: &Table, groups: &Groups, slot: &Slot<'_>) -> Result<
 fn exact_sums<'s>(
     slot: &'s Slot<'_>,
     sum: &'s [i128],
-    carry: &'s [i64],
+    carry: &'s Tally<i64>,
     present: &'s impl Fn(usize) -> bool,
 ) -> impl Iterator<Item = Result<Option<i128>>> + 's {
-    sum.iter().zip(carry).enumerate().map(move |(i, (&s, &c))| {
+    sum.iter().enumerate().map(move |(i, &s)| {
+        let c = carry.get(i);
         if !present(i) {
             Ok(None)
         } else if c == 0 {

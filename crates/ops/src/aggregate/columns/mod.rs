@@ -34,7 +34,7 @@ use crate::timing::{PhaseTime, PhaseTimer, Progress};
 
 pub use index::GroupIndex;
 pub use radix::{aggregate_radix, in_partition_order, RadixShared, RadixWorker};
-pub use state::State;
+pub use state::{State, Tally};
 
 /// Rows whose group numbers are found before the aggregates are updated.
 const BATCH_ROWS: usize = 1024;

@@ -25,7 +25,7 @@ pub enum State {
     /// COUNT(col).
     Count {
         /// Null values per group.
-        nulls: Vec<u64>,
+        nulls: Tally<u64>,
     },
     /// Exact integer sums: the sum is `carry * 2^128 + sum` (the 128-bit
     /// sum wraps and `carry` counts the wraps), so a sum that leaves 128
@@ -34,31 +34,31 @@ pub enum State {
         /// The low 128 bits of each group's sum (wrapping).
         sum: Vec<i128>,
         /// Null values per group.
-        nulls: Vec<u64>,
+        nulls: Tally<u64>,
         /// Net wraps of `sum` per group: +1 per wrap upwards, -1 per wrap
         /// downwards; 0 when the sum fits 128 bits.
-        carry: Vec<i64>,
+        carry: Tally<i64>,
     },
     /// SUM of floats.
     SumFloat {
         /// Each group's sum so far (0.0 for a group without values).
         sum: Vec<f64>,
         /// Null values per group.
-        nulls: Vec<u64>,
+        nulls: Tally<u64>,
     },
     /// MIN of integers.
     MinInt {
         /// Each group's minimum; `i128::MAX` while it has no value.
         v: Vec<i128>,
         /// Null values per group.
-        nulls: Vec<u64>,
+        nulls: Tally<u64>,
     },
     /// MAX of integers.
     MaxInt {
         /// Each group's maximum; `i128::MIN` while it has no value.
         v: Vec<i128>,
         /// Null values per group.
-        nulls: Vec<u64>,
+        nulls: Tally<u64>,
     },
     /// MIN of floats, every NaN above +infinity.
     MinFloat {
@@ -66,7 +66,7 @@ pub enum State {
         /// no value.
         v: Vec<f64>,
         /// Null values per group.
-        nulls: Vec<u64>,
+        nulls: Tally<u64>,
     },
     /// MAX of floats, every NaN above +infinity.
     MaxFloat {
@@ -74,20 +74,80 @@ pub enum State {
         /// it has no value.
         v: Vec<f64>,
         /// Null values per group.
-        nulls: Vec<u64>,
+        nulls: Tally<u64>,
     },
+}
+
+/// Per-group numbers that stay zero until one is not: the list (as long as
+/// the groups) is made only then. A column without nulls, or an integer
+/// sum that never leaves 128 bits, so costs no memory and no fresh pages:
+/// with 16M groups each such list was 128 MiB.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tally<T> {
+    len: usize,
+    held: Vec<T>,
+}
+
+impl<T: Copy + Default + PartialEq + std::ops::AddAssign> Tally<T> {
+    /// `groups` zeros.
+    pub fn zeros(groups: usize) -> Self {
+        Tally {
+            len: groups,
+            held: Vec::new(),
+        }
+    }
+
+    /// Group `g`'s number.
+    #[inline(always)]
+    pub fn get(&self, g: usize) -> T {
+        self.held.get(g).copied().unwrap_or_default()
+    }
+
+    /// Groups counted for.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no groups.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Adds `x` to group `g`'s number.
+    #[inline(always)]
+    pub fn add(&mut self, g: usize, x: T) {
+        if x == T::default() {
+            return;
+        }
+        if self.held.len() != self.len {
+            self.held.resize(self.len, T::default());
+        }
+        self.held[g] += x;
+    }
+
+    fn resize(&mut self, groups: usize) {
+        self.len = groups;
+        if !self.held.is_empty() {
+            self.held.resize(groups, T::default());
+        }
+    }
+
+    fn truncate(&mut self, groups: usize) {
+        self.len = self.len.min(groups);
+        self.held.truncate(groups);
+    }
 }
 
 impl State {
     /// An empty state for `func` over integer or `float` values.
     pub fn new(func: Func, float: bool) -> Self {
-        let nulls = Vec::new();
+        let nulls = Tally::default();
         match (func, float) {
             (Func::Count, _) => State::Count { nulls },
             (Func::Sum, false) => State::SumInt {
                 sum: Vec::new(),
                 nulls,
-                carry: Vec::new(),
+                carry: Tally::default(),
             },
             (Func::Sum, true) => State::SumFloat {
                 sum: Vec::new(),
@@ -116,13 +176,13 @@ impl State {
     /// it does not fit 128 bits (or the state is not an integer sum).
     pub fn exact_sum(&self, g: usize) -> Option<i128> {
         match self {
-            State::SumInt { sum, carry, .. } if carry[g] == 0 => Some(sum[g]),
+            State::SumInt { sum, carry, .. } if carry.get(g) == 0 => Some(sum[g]),
             _ => None,
         }
     }
 
     /// The null values seen per group.
-    pub fn nulls(&self) -> &[u64] {
+    pub fn nulls(&self) -> &Tally<u64> {
         match self {
             State::Count { nulls }
             | State::SumInt { nulls, .. }
@@ -137,7 +197,11 @@ impl State {
     /// The non-null values seen per group (COUNT(col)), given each group's
     /// rows (`rows[g]`, COUNT(*)).
     pub fn counts(&self, rows: &[u64]) -> Vec<u64> {
-        rows.iter().zip(self.nulls()).map(|(r, n)| r - n).collect()
+        let nulls = self.nulls();
+        rows.iter()
+            .enumerate()
+            .map(|(g, r)| r - nulls.get(g))
+            .collect()
     }
 
     /// Keeps groups `0..groups` only.
@@ -170,31 +234,31 @@ impl State {
             return;
         }
         match self {
-            State::Count { nulls } => nulls.resize(groups, 0),
+            State::Count { nulls } => nulls.resize(groups),
             State::SumInt { sum, nulls, carry } => {
                 sum.resize(groups, 0);
-                nulls.resize(groups, 0);
-                carry.resize(groups, 0);
+                nulls.resize(groups);
+                carry.resize(groups);
             }
             State::SumFloat { sum, nulls } => {
                 sum.resize(groups, 0.0);
-                nulls.resize(groups, 0);
+                nulls.resize(groups);
             }
             State::MinInt { v, nulls } => {
                 v.resize(groups, i128::MAX);
-                nulls.resize(groups, 0);
+                nulls.resize(groups);
             }
             State::MaxInt { v, nulls } => {
                 v.resize(groups, i128::MIN);
-                nulls.resize(groups, 0);
+                nulls.resize(groups);
             }
             State::MinFloat { v, nulls } => {
                 v.resize(groups, f64::NAN);
-                nulls.resize(groups, 0);
+                nulls.resize(groups);
             }
             State::MaxFloat { v, nulls } => {
                 v.resize(groups, f64::NEG_INFINITY);
-                nulls.resize(groups, 0);
+                nulls.resize(groups);
             }
         }
     }
@@ -215,7 +279,9 @@ impl State {
         match (self, &column.values) {
             (State::Count { nulls }, _) => {
                 for (i, &g) in groups.iter().enumerate() {
-                    nulls[g as usize] += u64::from(!valid(i));
+                    if !valid(i) {
+                        nulls.add(g as usize, 1);
+                    }
                 }
             }
             (State::SumInt { sum, nulls, .. }, Values::I64(values)) => {
@@ -224,7 +290,7 @@ impl State {
                     if valid(i) {
                         sum[g as usize] += i128::from(v);
                     } else {
-                        nulls[g as usize] += 1;
+                        nulls.add(g as usize, 1);
                     }
                 }
             }
@@ -232,14 +298,14 @@ impl State {
                 for (i, &g) in groups.iter().enumerate() {
                     let g = g as usize;
                     if !valid(i) {
-                        nulls[g] += 1;
+                        nulls.add(g, 1);
                         continue;
                     }
                     let x = values[start + i];
                     let (v, wrapped) = sum[g].overflowing_add(x);
                     sum[g] = v;
                     if wrapped {
-                        carry[g] += if x > 0 { 1 } else { -1 };
+                        carry.add(g, if x > 0 { 1 } else { -1 });
                     }
                 }
             }
@@ -248,7 +314,7 @@ impl State {
                     if valid(i) {
                         sum[g as usize] += values[start + i];
                     } else {
-                        nulls[g as usize] += 1;
+                        nulls.add(g as usize, 1);
                     }
                 }
             }
@@ -374,7 +440,7 @@ impl State {
         aggregate: usize,
     ) -> Result<()> {
         match (self, other) {
-            (State::Count { nulls }, State::Count { nulls: m }) => nulls[into] += m[from],
+            (State::Count { nulls }, State::Count { nulls: m }) => nulls.add(into, m.get(from)),
             (
                 State::SumInt { sum, nulls, carry },
                 State::SumInt {
@@ -386,22 +452,22 @@ impl State {
                 let (v, wrapped) = sum[into].overflowing_add(s[from]);
                 sum[into] = v;
                 if wrapped {
-                    carry[into] += if s[from] > 0 { 1 } else { -1 };
+                    carry.add(into, if s[from] > 0 { 1 } else { -1 });
                 }
-                carry[into] += c[from];
-                nulls[into] += m[from];
+                carry.add(into, c.get(from));
+                nulls.add(into, m.get(from));
             }
             (State::SumFloat { sum, nulls }, State::SumFloat { sum: s, nulls: m }) => {
                 sum[into] += s[from];
-                nulls[into] += m[from];
+                nulls.add(into, m.get(from));
             }
             (State::MinInt { v, nulls }, State::MinInt { v: w, nulls: m }) => {
                 v[into] = v[into].min(w[from]);
-                nulls[into] += m[from];
+                nulls.add(into, m.get(from));
             }
             (State::MaxInt { v, nulls }, State::MaxInt { v: w, nulls: m }) => {
                 v[into] = v[into].max(w[from]);
-                nulls[into] += m[from];
+                nulls.add(into, m.get(from));
             }
             // A group without values holds its order's end, which never
             // replaces anything.
@@ -409,13 +475,13 @@ impl State {
                 if order(w[from]) < order(v[into]) {
                     v[into] = w[from];
                 }
-                nulls[into] += m[from];
+                nulls.add(into, m.get(from));
             }
             (State::MaxFloat { v, nulls }, State::MaxFloat { v: w, nulls: m }) => {
                 if order(w[from]) > order(v[into]) {
                     v[into] = w[from];
                 }
-                nulls[into] += m[from];
+                nulls.add(into, m.get(from));
             }
             _ => {
                 return Err(OpsError::InvalidArgument(format!(
@@ -432,7 +498,7 @@ impl State {
 #[inline(always)]
 fn extremes<T: Copy>(
     v: &mut [T],
-    nulls: &mut [u64],
+    nulls: &mut Tally<u64>,
     groups: &[u32],
     valid: &impl Fn(usize) -> bool,
     value: impl Fn(usize) -> T,
@@ -441,12 +507,76 @@ fn extremes<T: Copy>(
     for (i, &g) in groups.iter().enumerate() {
         let g = g as usize;
         if !valid(i) {
-            nulls[g] += 1;
+            nulls.add(g, 1);
             continue;
         }
         let x = value(i);
         if better(x, v[g]) {
             v[g] = x;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column<'a>(values: &'a [i64], valid: Option<&'a [u8]>) -> ValueColumn<'a> {
+        ValueColumn {
+            values: Values::I64(values),
+            valid: valid.map(|b| Validity::new(b, 0)),
+        }
+    }
+
+    #[test]
+    fn null_counts_and_carries_are_held_only_once_one_is_not_zero() {
+        let mut sum = State::new(Func::Sum, false);
+        sum.grow(3);
+        let all_valid = [0xFFu8];
+        sum.update(
+            &[0, 1, 2, 1],
+            &column(&[5, 6, 7, 8], Some(&all_valid)),
+            0,
+            0,
+        )
+        .unwrap();
+        let State::SumInt { nulls, carry, .. } = &sum else {
+            panic!("not a sum");
+        };
+        assert!(nulls.held.is_empty() && carry.held.is_empty());
+        assert_eq!((nulls.len(), nulls.get(2)), (3, 0));
+        // Row 1 is null: the counts are made, as long as the groups.
+        sum.update(&[0, 2], &column(&[1, 2], Some(&[0b01])), 0, 0)
+            .unwrap();
+        assert_eq!(sum.nulls().held, vec![0, 0, 1]);
+        assert_eq!(sum.exact_sum(1), Some(14));
+        sum.grow(5);
+        assert_eq!(sum.nulls().held.len(), 5);
+        // Merging a group with a null into a state without any makes them.
+        let mut other = State::new(Func::Sum, false);
+        other.grow(1);
+        other.merge(0, &sum, 2, 0).unwrap();
+        assert_eq!((other.nulls().get(0), other.exact_sum(0)), (1, Some(7)));
+        sum.truncate(2);
+        assert_eq!(sum.counts(&[2, 2]), vec![2, 2]);
+    }
+
+    #[test]
+    fn a_sum_that_wraps_holds_its_carry() {
+        let mut sum = State::new(Func::Sum, false);
+        sum.grow(2);
+        let big = [i128::MAX, 1, i128::MIN];
+        let values = ValueColumn {
+            values: Values::I128(&big),
+            valid: None,
+        };
+        sum.update(&[1, 1], &values, 0, 0).unwrap();
+        assert_eq!(sum.exact_sum(1), None);
+        let State::SumInt { carry, .. } = &sum else {
+            panic!("not a sum");
+        };
+        assert_eq!((carry.get(0), carry.get(1)), (0, 1));
+        sum.update(&[1], &values, 2, 0).unwrap();
+        assert_eq!(sum.exact_sum(1), Some(0));
     }
 }

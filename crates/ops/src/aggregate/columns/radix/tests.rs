@@ -108,7 +108,7 @@ fn summary(outputs: &[Groups]) -> Summary {
                 .states
                 .iter()
                 .map(|s| {
-                    let n = groups.rows[i] - s.nulls()[i];
+                    let n = groups.rows[i] - s.nulls().get(i);
                     let value = match s {
                         State::Count { .. } => String::new(),
                         State::SumInt { .. } => format!("{:?}", s.exact_sum(i)),
