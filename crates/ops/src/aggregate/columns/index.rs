@@ -122,7 +122,14 @@ impl GroupIndex {
     /// Every group's code, in group order.
     pub fn into_codes(self) -> Vec<Option<u64>> {
         match self {
-            GroupIndex::Hashed(h) => h.codes,
+            GroupIndex::Hashed(h) => {
+                let null = h.null_group.map(|g| g as usize);
+                h.codes
+                    .iter()
+                    .enumerate()
+                    .map(|(g, &c)| (Some(g) != null).then_some(c))
+                    .collect()
+            }
             other => (0..other.groups()).map(|g| other.code(g)).collect(),
         }
     }
@@ -158,7 +165,7 @@ impl GroupIndex {
         match self {
             GroupIndex::Direct { len } => (g < *len).then_some(g as u64),
             GroupIndex::Dense { .. } => g.checked_sub(1).map(|c| c as u64),
-            GroupIndex::Hashed(h) => h.codes[g],
+            GroupIndex::Hashed(h) => h.code(g),
         }
     }
 }
@@ -195,8 +202,9 @@ struct Slot {
 pub struct HashIndex {
     slots: Vec<Slot>,
     mask: usize,
-    /// The code of each group, in group order.
-    codes: Vec<Option<u64>>,
+    /// The code of each group, in group order (the null group's is 0:
+    /// `null_group` says which that is).
+    codes: Vec<u64>,
     null_group: Option<u32>,
     /// Kept sparse while small (else compact: a quarter full).
     sparse: bool,
@@ -214,6 +222,11 @@ impl HashIndex {
         }
     }
 
+    /// The code of group `g` (`None` for the null group).
+    fn code(&self, g: usize) -> Option<u64> {
+        (self.null_group != Some(g as u32)).then(|| self.codes[g])
+    }
+
     #[inline(always)]
     fn group(&mut self, code: Option<u64>) -> u32 {
         let Some(code) = code else {
@@ -221,7 +234,7 @@ impl HashIndex {
                 return g;
             }
             let g = self.codes.len() as u32;
-            self.codes.push(None);
+            self.codes.push(0);
             self.null_group = Some(g);
             return g;
         };
@@ -248,7 +261,7 @@ impl HashIndex {
             if slot.group == 0 {
                 let g = self.codes.len() as u32;
                 self.slots[at] = Slot { code, group: g + 1 };
-                self.codes.push(Some(code));
+                self.codes.push(code);
                 if self.codes.len() * self.spread() > self.slots.len() {
                     self.grow();
                 }
@@ -295,8 +308,10 @@ impl HashIndex {
         let capacity = self.slots.len() * 2;
         let mut slots = vec![Slot::default(); capacity];
         let mask = capacity - 1;
-        for (g, code) in self.codes.iter().enumerate() {
-            let Some(code) = *code else { continue };
+        for (g, &code) in self.codes.iter().enumerate() {
+            if self.null_group == Some(g as u32) {
+                continue;
+            }
             let mut at = hash64(code) as usize & mask;
             while slots[at].group != 0 {
                 at = (at + 1) & mask;
@@ -412,6 +427,9 @@ mod tests {
             index.group(Some(c * 977));
         }
         assert_eq!(index.group(Some(7)), 0);
+        let codes = index.into_codes();
+        assert_eq!(codes[..4], [Some(7), Some(0), None, Some(u64::MAX)]);
+        assert_eq!(codes.len(), 4 + 10_000 - 1, "0 was numbered already");
         let mut direct = GroupIndex::direct(9);
         assert_eq!(direct.group(Some(4)), 4);
         assert_eq!(direct.group(None), 10);
