@@ -93,14 +93,6 @@ impl RadixShared {
         }
     }
 
-    /// Owners park the rows of partitions with more than `groups` groups
-    /// (by default those with more than half as many groups as a buffer
-    /// holds rows).
-    pub fn parking_above(mut self, groups: usize) -> Self {
-        self.park_groups = groups;
-        self
-    }
-
     /// The partitions.
     pub fn partitions(&self) -> usize {
         1 << self.bits

@@ -31,7 +31,7 @@ impl HeldValues {
     /// the first values it gets, and widens to 128 bits when 128-bit
     /// values come.
     fn push(&mut self, from: Values<'_>, rows: usize, held: usize) {
-        if let (HeldValues::None, true) = (&*self, held == 0) {
+        if held == 0 && matches!(self, HeldValues::None) {
             *self = match from {
                 Values::I64(_) => HeldValues::I64(Vec::new()),
                 Values::I128(_) => HeldValues::I128(Vec::new()),

@@ -155,7 +155,7 @@ fn radix_run(
     }
     let mut shared = RadixShared::new(bits, pool.workers());
     if let Some(groups) = park {
-        shared = shared.parking_above(groups);
+        shared.park_groups = groups;
         // Small buffers, many hand-ons.
         shared.buffer_rows = 4 * CHUNK_ROWS;
     }
@@ -241,7 +241,8 @@ fn keys_spread_over_partitions_and_null_keys_go_to_the_first() {
 fn owners_park_rows_of_big_partitions_below_twice_their_groups() {
     let pool = pool(1);
     let specs = specs();
-    let mut shared = RadixShared::new(0, 1).parking_above(100);
+    let mut shared = RadixShared::new(0, 1);
+    shared.park_groups = 100;
     // Buffers of a few hundred rows, as with many partitions.
     shared.buffer_rows = 4 * CHUNK_ROWS;
     let mut worker = RadixWorker::new(&shared, 0, &specs);
